@@ -1,0 +1,17 @@
+"""
+toyllm：第 6 讲「规模与强化学习」的课程配套包。
+
+一个会做多步算术题的玩具语言模型（第 1 讲的 ToyLLM），加上每个情境 3 个可学习的偏移量 Δ（第 6 讲），
+在上面可以精确地算、跑、看 SFT、STaR、pass@k、REINFORCE、GRPO、PPO、KL、DAPO 和规模定律。
+"""
+
+from .arithmetic import (BUG_NAMES, CONTEXT_NAMES, CONTEXTS, MAX_STEPS, MAX_VALUE, OP_NAMES, OP_SYMBOLS, OPS,
+                         PROCEDURE_NAMES, PROCEDURES, Problem, Step, apply_op, bug_bites, count_borrows,
+                         count_carries, digit_sum, make_problem, make_problem_set, step_hardness)
+from .estimators import pass_at_k
+from .text import bar, display_width, fmt_size, mean, pad
+from .toy_llm import ALPHA, BETA, LOGIT_BUG, LOGIT_CARELESS, NO_COT_PENALTY, REF_SIZE, Sample, ToyLLM, softmax
+from .trainable import (HARD_CONTEXTS, TEMPERATURE, DeltaView, TrainableLLM, add_grad, apply_grads, context_key,
+                        context_report, entropy_of, evaluate, log_likelihood, probs_for, sft, step_records)
+
+__version__ = "0.1.0"

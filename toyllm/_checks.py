@@ -1,0 +1,60 @@
+"""
+参数检查：公开函数在入口处检查参数，出错时给出中文说明（参数名、收到的值、接受什么）。
+
+【思路】错误应该在学生调用的那一行就报出来，而不是在十层调用之后变成一个看不懂的 traceback，
+    更不能悄悄算出一个没有意义的数。这里的小函数被各个模块共用，保证报错的说法一致。
+【Python 小知识】bool 是 int 的子类（isinstance(True, int) 为 True），所以检查整数时要单独排除 bool。
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+
+def as_int(name, value, low=None, high=None):
+    """检查 value 是整数（可以是 numpy 整数，不能是 bool 或 float），并返回 Python int。"""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} 必须是整数，收到 {value!r}（类型 {type(value).__name__}）")
+    value = int(value)
+    _check_range(name, value, low, high)
+    return value
+
+
+def as_real(name, value, low=None, high=None, *, low_open=False):
+    """检查 value 是有限的实数（int / float / numpy 数），并返回 Python float。"""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} 必须是实数，收到 {value!r}（类型 {type(value).__name__}）")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} 必须是有限的数（不能是 NaN 或无穷），收到 {value!r}")
+    if low_open and low is not None and value <= low:
+        raise ValueError(f"{name} 必须 > {low}，收到 {value!r}")
+    _check_range(name, value, None if low_open else low, high)
+    return value
+
+
+def as_choice(name, value, choices):
+    """检查 value 是 choices 中的一个。"""
+    try:
+        ok = value in choices
+    except TypeError:
+        ok = False
+    if not ok:
+        accepted = "、".join(repr(c) for c in choices)
+        raise ValueError(f"{name} 必须是 {accepted} 之一，收到 {value!r}")
+    return value
+
+
+def as_rng(name, rng):
+    """检查 rng 是 random.Random 一类的随机数发生器（有 random() 和 randrange() 方法）。"""
+    if not (hasattr(rng, "random") and hasattr(rng, "randrange")) or isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} 必须是 random.Random 对象（例如 random.Random(0)），收到 {rng!r}")
+    return rng
+
+
+def _check_range(name, value, low, high):
+    if low is not None and value < low:
+        raise ValueError(f"{name} 必须 >= {low}，收到 {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} 必须 <= {high}，收到 {value!r}")
