@@ -1,0 +1,152 @@
+"""
+向量化的采样器：一次让模型把一批题各做 n 遍，所有结果放在 numpy 数组里。
+
+【思路】ToyLLM.generate 一步一步地做一道题，清楚但慢。RL 一轮要做几百份解答，评估要做几万份，
+    所以这里把"题目 × 第几遍"排成 B 行，每一步对 B 行同时做：
+        1. 由每行自己上一步写下的值算出这一步的情境（context_ids_np）；
+        2. 查概率表 π(· | 情境)，用一个均匀随机数 u 按累积概率选做法（和 generate 的规则相同）；
+        3. 按选中的做法算出这一步的值（apply_op_np）。
+    得到的解答和 generate 的**分布**相同（有统计检验），只是随机数的用法不同，所以同一个种子给出的具体样本不同。
+【Python 小知识】numpy 的"花式索引"table[ctx]：ctx 是整数数组时，结果的每一行是 table 的第 ctx[i] 行。
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import as_int, as_real
+from .arithmetic import OP_INDEX, apply_op_np, context_ids_np
+from .policy import logit_table, softmax_rows
+
+
+@dataclass(frozen=True)
+class ProblemBatch:
+    """
+    一批题目的数组形式（P 道题，补齐到最长的 L 步）。
+
+    【属性】start (P,)；ops (P, L)：OPS 的下标；operands (P, L)；mask (P, L)：这一步存在；
+        answer (P,)；lengths (P,)；problems：原来的 Problem 列表
+    """
+    start: np.ndarray
+    ops: np.ndarray
+    operands: np.ndarray
+    mask: np.ndarray
+    answer: np.ndarray
+    lengths: np.ndarray
+    problems: tuple
+
+    def __len__(self):
+        return len(self.problems)
+
+
+def prepare_problems(problems):
+    """把 list of Problem 变成 ProblemBatch（只需做一次，可以反复采样）。【边界】problems 不能为空。"""
+    if isinstance(problems, ProblemBatch):
+        return problems
+    problems = tuple(problems)
+    if not problems:
+        raise ValueError("problems 不能为空")
+    P, L = len(problems), max(len(p.steps) for p in problems)
+    ops = np.zeros((P, L), dtype=np.int64)
+    operands = np.zeros((P, L), dtype=np.int64)
+    mask = np.zeros((P, L), dtype=bool)
+    for i, p in enumerate(problems):
+        for t, step in enumerate(p.steps):
+            ops[i, t], operands[i, t], mask[i, t] = OP_INDEX[step.op], step.operand, True
+    start = np.array([p.start for p in problems], dtype=np.int64)
+    answer = np.array([p.answer for p in problems], dtype=np.int64)
+    return ProblemBatch(start, ops, operands, mask, answer, mask.sum(axis=1), problems)
+
+
+@dataclass(frozen=True)
+class Rollouts:
+    """
+    B 份解答（每道题 n 份，同一道题的 n 份连在一起）。
+
+    【属性】
+        problem (B,)：第几道题；ctx (B, L)：每一步的情境下标（由模型**自己**上一步的值算出）；
+        actions (B, L)：选的做法 0 / 1 / 2；values (B, L)：每一步写下的值；mask (B, L)：这一步存在；
+        logp (B, L)：采样时选中做法的对数概率（不存在的步为 0）；probs (B, L, 3)：采样时的概率；
+        step_ok (B, L)：这一步的值等于"对它自己的输入做正确运算"的结果（过程奖励）；
+        final (B,)：最终答案；correct (B,)：最终答案是否正确；lengths (B,)；n：每道题几份
+    """
+    problem: np.ndarray
+    ctx: np.ndarray
+    actions: np.ndarray
+    values: np.ndarray
+    mask: np.ndarray
+    logp: np.ndarray
+    probs: np.ndarray
+    step_ok: np.ndarray
+    final: np.ndarray
+    correct: np.ndarray
+    lengths: np.ndarray
+    n: int
+
+    def __len__(self):
+        return len(self.problem)
+
+
+def _choose(probs, u):
+    """按累积概率选做法：第一个满足 u < 累积概率 的下标；舍入误差落到概率为 0 的做法上时退回。"""
+    cum = np.cumsum(probs, axis=1)
+    a = (u[:, None] >= cum[:, :-1]).sum(axis=1)
+    rows = np.arange(len(a))
+    for _ in range(probs.shape[1] - 1):
+        zero = probs[rows, a] == 0.0
+        if not np.any(zero):
+            break
+        a = a - zero
+    return a
+
+
+def sample_rollouts(model, problems, n, rng, temperature=1.0):
+    """
+    让模型把每道题做 n 遍（向量化）。
+
+    【参数】model：ToyLLM 或 TrainableLLM（按 policy.logit_table 的公式：思维链和 Δ 都算在内）；
+        problems：list of Problem 或 ProblemBatch；n：每道题做几遍（≥ 1）；
+        rng：numpy.random.Generator，例如 np.random.default_rng(0)；temperature：≥ 0（0 是贪心）
+    【返回】Rollouts
+    【例子】r = sample_rollouts(TrainableLLM(1e9), problems, 8, np.random.default_rng(0)); r.correct.mean()
+    【边界】careless 的随机数也来自 rng；同一个 rng 状态 → 完全相同的结果。
+    """
+    batch = prepare_problems(problems)
+    n = as_int("n", n, low=1)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
+    temperature = as_real("temperature", temperature, low=0.0)
+    P, L = batch.ops.shape
+    B = P * n
+    rows = np.repeat(np.arange(P), n)
+    if model.cot:
+        tables = [softmax_rows(logit_table(model), temperature)] * L
+    else:
+        tables = [softmax_rows(logit_table(model, t), temperature) for t in range(L)]
+
+    ctx = np.zeros((B, L), dtype=np.int64)
+    actions = np.zeros((B, L), dtype=np.int64)
+    values = np.zeros((B, L), dtype=np.int64)
+    logp = np.zeros((B, L))
+    probs = np.zeros((B, L, 3))
+    probs[:, :, 0] = 1.0
+    step_ok = np.zeros((B, L), dtype=bool)
+    mask = batch.mask[rows]
+    x = batch.start[rows].copy()
+    for t in range(L):
+        live = np.nonzero(mask[:, t])[0]
+        op, b, xl = batch.ops[rows[live], t], batch.operands[rows[live], t], x[live]
+        c = context_ids_np(op, xl, b)
+        pr = tables[t][c]
+        a = _choose(pr, rng.random(len(live)))
+        v = apply_op_np(op, xl, b, a, rng)
+        exact = np.where(op == 0, xl + b, np.where(op == 1, xl - b, xl * b))
+        ctx[live, t], actions[live, t], values[live, t] = c, a, v
+        probs[live, t] = pr
+        with np.errstate(divide="ignore"):
+            logp[live, t] = np.log(pr[np.arange(len(live)), a])
+        step_ok[live, t] = v == exact
+        x[live] = v
+    final = x
+    correct = final == batch.answer[rows]
+    return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, mask.sum(axis=1), n)
