@@ -1,0 +1,49 @@
+# toyllm 的常用命令。每个目标在需要时自动创建 .venv 并安装依赖（pip install -e '.[dev]'）。
+#   make lab        打开 JupyterLab（notebooks/）
+#   make test       运行全部测试：tests/ 里的 pytest + notebooks/ 的 nbval（严格比对输出）
+#   make demo       python -m toyllm
+#   make homework   python -m toyllm.homework release
+#   make bench      python -m toyllm bench
+# 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'
+
+PYTHON ?= python3
+VENV ?= .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.stamp
+PYTEST_ARGS ?=
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: lab test demo homework bench venv clean-venv
+
+# 虚拟环境：pyproject.toml 比 stamp 新（依赖变了）或 .venv 里的 python 不能运行时，重新安装。
+$(STAMP): pyproject.toml
+	@if ! $(VPY) -c '' >/dev/null 2>&1; then \
+		echo ">>> 创建虚拟环境 $(VENV)（$(PYTHON)）"; \
+		rm -rf $(VENV); \
+		$(PYTHON) -m venv $(VENV); \
+	fi
+	@echo ">>> 安装 toyllm 及开发依赖到 $(VENV)"
+	$(VPY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+lab: $(STAMP)
+	@echo ">>> 正在启动 JupyterLab；请在浏览器打开下面打印的 http://localhost:8888/lab?token=... 网址（Ctrl+C 退出）"
+	$(VPY) -m jupyter lab --ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+
+test: $(STAMP)
+	$(VPY) -m pytest --nbval --nbval-current-env $(PYTEST_ARGS)
+
+demo: $(STAMP)
+	$(VPY) -m toyllm
+
+homework: $(STAMP)
+	$(VPY) -m toyllm.homework release
+
+bench: $(STAMP)
+	$(VPY) -m toyllm bench
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,84 @@
+"""
+让 matplotlib 能画中文：注册 toyllm 自带的中文字体。
+
+【思路】matplotlib 默认的字体 DejaVu Sans 里没有汉字，中文标题会变成一个个方框（□□□），
+    还会报 "Glyph ... missing from font" 的警告；学生的电脑上也不一定装了中文字体。
+    所以 toyllm 自带一个小字体 fonts/ToyLLMSansSC-Regular.otf（思源黑体 / Noto Sans CJK SC 的子集，
+    含 3755 个常用汉字、中文标点、希腊字母和常用数学符号；来源和做法见 fonts/README.md）。
+    use_chinese_font() 把它登记给 matplotlib，并放在无衬线字体列表的第一位。
+
+【用法】
+    from toyllm.plotstyle import use_chinese_font
+    use_chinese_font()
+    # 之后 plt.title("规模与准确率") 就能正常显示中文
+
+【Python 小知识】这个模块在函数**里面**才 import matplotlib（"延迟导入"）：只用 toyllm 做计算、
+    不画图的时候，`import toyllm` 不会顺带加载 matplotlib，启动更快。
+"""
+
+from pathlib import Path
+
+FONT_FILE = "ToyLLMSansSC-Regular.otf"
+FAMILY = "ToyLLM Sans SC"
+FALLBACK = "DejaVu Sans"   # matplotlib 自带的字体，补中文字体里没有的符号
+
+
+def font_path():
+    """
+    toyllm 自带的中文字体文件的路径。
+
+    【返回】pathlib.Path，指向包里的 fonts/ToyLLMSansSC-Regular.otf
+    【边界】只算路径，不检查文件在不在；use_chinese_font() 会检查。
+    【例子】font_path().name == "ToyLLMSansSC-Regular.otf"
+    【Python 小知识】Path(__file__) 是这个 .py 文件自己的路径，.parent 是它所在的文件夹（toyllm/），
+        用 / 拼接子路径：Path("toyllm") / "fonts" / "a.otf"。这样不管包装在哪里都能找到数据文件。
+    """
+    return Path(__file__).resolve().parent / "fonts" / FONT_FILE
+
+
+def use_chinese_font():
+    """
+    让 matplotlib 用 toyllm 自带的中文字体画图。
+
+    【思路】三步：
+        1. matplotlib.font_manager.fontManager.addfont(路径)：把字体文件登记到 matplotlib 的字体列表；
+        2. 把它的字体族名放到 rcParams["font.sans-serif"] 的第一位，并设
+           font.family = ["sans-serif", "DejaVu Sans"]："sans-serif" 会选中列表第一位的中文字体；
+           中文字体里没有的少数符号（例如 ∼、下标 ₁₀），matplotlib 会到后面的 DejaVu Sans 里找
+           （matplotlib >= 3.6 的"字体回退"，只在 font.family 列出的几个字体之间进行）；
+        3. axes.unicode_minus = False：坐标轴上的负号用普通的 "-"。
+    【参数】无
+    【返回】字体族名（str），即 "ToyLLM Sans SC"；可以用在 fontfamily=... 参数里
+    【边界】
+        · 可以重复调用（幂等）：字体只登记一次，列表里也不会出现两次。
+        · 要在画图**之前**调用；已经画好的图不会变。
+        · plt.style.use(...) 或 matplotlib.rcdefaults() 会把字体设置改回去，之后再调用一次即可。
+        · 字体文件丢失（包没装好）时抛出 FileNotFoundError，提示重新安装。
+    【例子】
+        >>> use_chinese_font()
+        'ToyLLM Sans SC'
+        >>> import matplotlib
+        >>> matplotlib.rcParams["font.sans-serif"][0]
+        'ToyLLM Sans SC'
+    【Python 小知识】matplotlib.rcParams 是一个全局的"设置字典"，改了它，之后新画的所有图都按新设置来。
+    """
+    import matplotlib
+    from matplotlib import font_manager
+
+    path = font_path()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"找不到 toyllm 自带的中文字体 {path}：请在仓库根目录重新安装（make test 会自动安装，"
+            f"或运行 pip install -e .）")
+    manager = font_manager.fontManager
+    entries = [f for f in manager.ttflist if Path(f.fname) == path]
+    if not entries:
+        manager.addfont(str(path))
+        entries = [f for f in manager.ttflist if Path(f.fname) == path]
+    family = entries[0].name
+
+    sans = [name for name in matplotlib.rcParams["font.sans-serif"] if name != family]
+    matplotlib.rcParams["font.sans-serif"] = [family] + sans
+    matplotlib.rcParams["font.family"] = ["sans-serif", FALLBACK]
+    matplotlib.rcParams["axes.unicode_minus"] = False
+    return family
