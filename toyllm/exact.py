@@ -7,13 +7,22 @@
         P(全对) = ∏_t P(第 t 步对)
     这就是 pass@1，只差一种极少见的情况：中间写错了、后面又被另一个错误"修好"了（见 exact_pass_at_1）。
     有了 p = P(全对)，k 次独立采样至少对一次的概率就是 pass@k = 1 − (1 − p)^k。
+
+    期望奖励 J(Δ) = (1/P) Σ_i p_i 是 Δ 的一个光滑函数，它对每个 Δ 的梯度也能精确写出来（grad_expected_reward），
+    这是 REINFORCE、GRPO 这些**估计**想要逼近的"真梯度"。推导只用到 softmax 的导数：
+        ∂π_j / ∂z_k = π_j (1[j = k] − π_k)
+        r_t = π_c + π_b · b_t（b_t = 1[bug 不咬人]）  ⇒  ∂r_t / ∂z_k = w_k − r_t π_k，  w = (π_c, b_t π_b, 0)
+        p = ∏_t r_t（乘积法则） ⇒  ∂p / ∂z_t = (∏_{s≠t} r_s) · ∂r_t / ∂z_t = p · ∂ log r_t / ∂z_t
+    同一情境在所有题、所有步里共享同一个 Δ，所以把每一步的贡献按情境加起来；z = (logits + Δ) / 温度，再乘 1 / 温度。
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .arithmetic import CONTEXT_INDEX, bug_bites, step_hardness
+from ._checks import as_int, as_real
+from .arithmetic import CONTEXTS, OP_INDEX, apply_op_np, context_ids_np
 from .policy import prob_table
 
 
@@ -35,6 +44,8 @@ def correct_paths(problems):
     """
     把题目沿正确路径拆成数组（只和题目有关，和模型无关，可以算一次反复用）。
 
+    【思路】所有题的第 t 步一起算（numpy 向量化）：情境用 arithmetic.context_ids_np，
+        "bug 不咬人"就是 bug 的结果（apply_op_np，做法 1）等于正确结果 —— 和 bug_bites 的定义相同（有测试对照）。
     【边界】problems 不能为空。
     """
     problems = list(problems)
@@ -42,27 +53,37 @@ def correct_paths(problems):
         raise ValueError("problems 不能为空")
     L = max(len(p.steps) for p in problems)
     P = len(problems)
-    ctx = np.zeros((P, L), dtype=np.int64)
-    bug_ok = np.zeros((P, L), dtype=bool)
+    ops = np.zeros((P, L), dtype=np.int64)
+    operands = np.zeros((P, L), dtype=np.int64)
     mask = np.zeros((P, L), dtype=bool)
     for i, p in enumerate(problems):
-        x = p.start
         for t, step in enumerate(p.steps):
-            ctx[i, t] = CONTEXT_INDEX[(step.op, step_hardness(step.op, x, step.operand))]
-            bug_ok[i, t] = not bug_bites(step.op, x, step.operand)
-            mask[i, t] = True
-            x = x + step.operand if step.op == "add" else x - step.operand if step.op == "sub" else x * step.operand
+            ops[i, t], operands[i, t], mask[i, t] = OP_INDEX[step.op], step.operand, True
+    ctx = np.zeros((P, L), dtype=np.int64)
+    bug_ok = np.zeros((P, L), dtype=bool)
+    x = np.array([p.start for p in problems], dtype=np.int64)
+    for t in range(L):
+        live = mask[:, t]
+        op, a, b = ops[live, t], x[live], operands[live, t]
+        exact = np.where(op == 0, a + b, np.where(op == 1, a - b, a * b))
+        ctx[live, t] = context_ids_np(op, a, b)
+        bug_ok[live, t] = apply_op_np(op, a, b, np.ones_like(op), None) == exact
+        x[live] = exact
     return CorrectPaths(ctx, bug_ok, mask, mask.sum(axis=1))
+
+
+def path_probs(model, paths, temperature=1.0):
+    """正确路径上每一步的策略概率 (P, L, 3)：π(· | c_t)（无思维链时还和步号 t 有关）。不存在的步也填了数，用 mask 去掉。"""
+    if model.cot:
+        return prob_table(model, temperature)[paths.ctx]            # (P, L, 3)
+    L = paths.ctx.shape[1]
+    tables = np.stack([prob_table(model, temperature, t) for t in range(L)])   # (L, 12, 3)
+    return tables[np.arange(L)[None, :], paths.ctx]
 
 
 def step_right_probs(model, paths, temperature=1.0):
     """每道题每一步"做对"的概率 (P, L)；不存在的步记为 1（乘进去不影响）。"""
-    if model.cot:
-        probs = prob_table(model, temperature)[paths.ctx]            # (P, L, 3)
-    else:
-        L = paths.ctx.shape[1]
-        tables = np.stack([prob_table(model, temperature, t) for t in range(L)])   # (L, 12, 3)
-        probs = tables[np.arange(L)[None, :], paths.ctx]
+    probs = path_probs(model, paths, temperature)
     right = probs[..., 0] + probs[..., 1] * paths.bug_ok
     return np.where(paths.mask, right, 1.0)
 
@@ -76,9 +97,198 @@ def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
         per_problem：True 时返回每道题的概率（numpy 数组）
     【返回】float（平均），或 (P,) 数组
     【边界】这比真正的 pass@1 少算了"写错后又被后面的错误修好"的情况：加、减、乘（乘数 ≥ 2）在输入错了以后
-        用 correct 做法一定还是错的，只有 bug / careless 恰好撞回正确值才会被修好，概率极小。
-        采样结果和它在置信区间内一致（见测试）。
+        用 correct 做法一定还是错的，只有 bug / careless 恰好撞回正确值才会被修好。这很少见：课上的题目里
+        大约是 0.3%（1B）到 0.7%（100M、无思维链）的样本，1T 几乎没有。采样的"每一步都对"的比例和本函数
+        在置信区间内一致；采样的 pass@1 略高这一点点，每道题采样很多次、误差棒很窄时才看得出（见测试）。
     """
     paths = problems if isinstance(problems, CorrectPaths) else correct_paths(problems)
     p = step_right_probs(model, paths, temperature).prod(axis=1)
     return p if per_problem else float(p.mean())
+
+
+# =============================================================================
+# pass@k、期望奖励和它的精确梯度、正确路径上的熵
+# =============================================================================
+def _as_paths(problems):
+    if isinstance(problems, CorrectPaths):
+        return problems
+    if isinstance(problems, (str, bytes)) or not hasattr(problems, "__iter__"):
+        raise TypeError(f"problems 必须是 Problem 的列表（例如 make_problem_set(...) 的结果）或 CorrectPaths，"
+                        f"收到 {type(problems).__name__}")
+    return correct_paths(problems)
+
+
+def _as_ks(ks):
+    """k 可以是一个整数，也可以是一串整数；返回 (tuple of int, 是不是单个整数)。"""
+    if isinstance(ks, (list, tuple, range, np.ndarray)):
+        ks = tuple(as_int("ks 里的 k", k, low=1) for k in ks)
+        if not ks:
+            raise ValueError("ks 不能为空，例如 ks=(1, 2, 4, 8)")
+        return ks, False
+    return (as_int("k", ks, low=1),), True
+
+
+def _grad_temperature(temperature):
+    temperature = as_real("temperature", temperature, low=0.0)
+    if temperature == 0:
+        raise ValueError("算梯度需要 temperature > 0（temperature = 0 是贪心解码，概率对 Δ 不可导），收到 0")
+    return temperature
+
+
+def exact_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
+    """
+    精确的 pass@k：每道题 1 − (1 − p)^k，再对题目取平均（p = 这道题每一步都对的概率）。
+
+    【思路】k 次**独立**采样全都错的概率是 (1 − p)^k，所以至少对一次的概率是 1 − (1 − p)^k。
+        采样估计（estimators.pass_at_k，Chen et al. 的无偏估计）的期望正好是它（见 tests/test_exact.py）。
+    【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem 或 CorrectPaths；
+        k：一个正整数，或一串正整数（例如 (1, 2, 4, 8)）；temperature：≥ 0；per_problem：True 时返回每道题的值
+    【返回】k 是整数时：float（per_problem=True 时是 (P,) 数组）；k 是一串整数时：{k: 上面那样的值}
+    【边界】和 exact_pass_at_1 一样，没有算"写错后又被修好"的极少见情况。k 没有上限（精确值不需要 k ≤ n）。
+    【例子】exact_pass_at_k(ToyLLM(1e9), problems, 1) 等于 exact_pass_at_1(ToyLLM(1e9), problems)；
+        exact_pass_at_k(ToyLLM(1e9), problems, (1, 8)) → {1: 0.48, 8: 0.9…}
+    【Python 小知识】1 − (1 − p)^k 在 p 很小时会损失精度，np.expm1(k · np.log1p(−p)) 是同一个数的精确写法。
+    """
+    ks, single = _as_ks(k)
+    p = exact_pass_at_1(model, _as_paths(problems), temperature, per_problem=True)
+    out = {}
+    for kk in ks:
+        with np.errstate(divide="ignore"):
+            per = -np.expm1(kk * np.log1p(-p))
+        out[kk] = per if per_problem else float(per.mean())
+    return out[ks[0]] if single else out
+
+
+def expected_reward(model, problems, temperature=1.0):
+    """
+    期望奖励 J = (1/P) Σ_i p_i（结果奖励：最终答案对得 1 分，错得 0 分）：就是 exact_pass_at_1 的平均值。
+
+    【思路】RL 要最大化的目标。把它单独起个名字，是为了和它的梯度 grad_expected_reward 放在一起看。
+    【例子】expected_reward(TrainableLLM(1e9), problems) ≈ 0.48（课上常用的 100 道题）
+    """
+    return exact_pass_at_1(model, _as_paths(problems), temperature)
+
+
+def log_expected_reward(model, problems, temperature=1.0):
+    """log J：期望奖励（平均 pass@1）的对数。它的梯度见 grad_log_expected_reward。【边界】J = 0 时报错。"""
+    J = expected_reward(model, problems, temperature)
+    if J <= 0:
+        raise ValueError("期望奖励 J = 0，log J = −∞，没有定义")
+    return math.log(J)
+
+
+def mean_log_reward(model, problems, temperature=1.0):
+    """
+    (1/P) Σ_i log p_i：每道题"全对"概率的对数的平均（不是 log J！见 grad_mean_log_reward）。
+
+    【边界】某道题 p_i = 0 时是 −inf，会报错。
+    """
+    p = exact_pass_at_1(model, _as_paths(problems), temperature, per_problem=True)
+    if np.any(p <= 0):
+        raise ValueError("有题目做对的概率是 0，log p = −∞；mean_log_reward 只在所有 p_i > 0 时有定义")
+    return float(np.log(p).mean())
+
+
+def _step_derivs(model, paths, temperature):
+    """每一步的 r_t (P, L) 和 ∂r_t/∂z (P, L, 3)（z 是除以温度以后的 logits）。"""
+    probs = path_probs(model, paths, temperature)
+    bug = paths.bug_ok.astype(float)
+    r = probs[..., 0] + probs[..., 1] * bug
+    w = np.zeros_like(probs)
+    w[..., 0] = probs[..., 0]
+    w[..., 1] = probs[..., 1] * bug
+    dr = w - r[..., None] * probs
+    r = np.where(paths.mask, r, 1.0)
+    dr = np.where(paths.mask[..., None], dr, 0.0)
+    return r, dr
+
+
+def _scatter(paths, contrib):
+    """把每一步的贡献 (P, L, 3) 按情境加起来，得到 (12, 3)。"""
+    ctx = paths.ctx[paths.mask]
+    vals = contrib[paths.mask]
+    return np.stack([np.bincount(ctx, weights=vals[:, j], minlength=len(CONTEXTS)) for j in range(3)], axis=1)
+
+
+def grad_expected_reward(model, problems, temperature=1.0, per_problem=False):
+    """
+    期望奖励 J(Δ) = (1/P) Σ_i p_i 对每个 Δ 的**精确**梯度，形状 (12, 3)，第 i 行对应 CONTEXTS[i]。
+
+    【思路】见模块说明。p_i = ∏_t r_t，乘积法则：
+            ∂p_i / ∂Δ_{c,k} = (1/温度) Σ_{t: c_t = c} (∏_{s≠t} r_s) · (w_{t,k} − r_t π_{t,k})
+        r_t 都大于 0 时，这就是 p_i · Σ_t ∂ log r_t / ∂z —— "整道题的梯度 = 各步 log 梯度之和 × p"。
+        这里用"除了第 t 步以外的乘积"（前缀积 × 后缀积），所以某一步 r_t = 0 时也不会出现 0 / 0。
+    【参数】model：ToyLLM 或 TrainableLLM（ToyLLM 看作 Δ = 0）；problems：list of Problem 或 CorrectPaths；
+        temperature：> 0；per_problem：True 时返回每道题的 ∂p_i/∂Δ，形状 (P, 12, 3)
+    【返回】numpy 数组 (12, 3)（或 (P, 12, 3)）
+    【边界】Δ 是每个情境的"偏移量"，对 correct / bug / careless 三个 logit 都加同一个常数，softmax 不变，
+        所以每一行三个数之和总是 0。题目没经过的情境，梯度是 0。
+    【例子】g = grad_expected_reward(TrainableLLM(1e9), problems)；g[:, 0] 全部 > 0（多选 correct 总是好的）
+    【Python 小知识】np.cumprod 是累积乘积；[1, r0, r0·r1, …] 和 [… , r2·r3, r3, 1] 对应相乘就是"除了自己以外的乘积"。
+    """
+    paths = _as_paths(problems)
+    temperature = _grad_temperature(temperature)
+    r, dr = _step_derivs(model, paths, temperature)
+    P, L = r.shape
+    ones = np.ones((P, 1))
+    before = np.concatenate([ones, np.cumprod(r, axis=1)[:, :-1]], axis=1)
+    after = np.concatenate([np.cumprod(r[:, ::-1], axis=1)[:, ::-1][:, 1:], ones], axis=1)
+    contrib = (before * after)[..., None] * dr / temperature
+    if per_problem:
+        out = np.zeros((P, len(CONTEXTS), 3))
+        rows = np.broadcast_to(np.arange(P)[:, None], paths.ctx.shape)[paths.mask]
+        np.add.at(out, (rows, paths.ctx[paths.mask]), contrib[paths.mask])
+        return out
+    return _scatter(paths, contrib) / P
+
+
+def grad_log_expected_reward(model, problems, temperature=1.0):
+    """
+    log J 的精确梯度（J = 期望奖励 = 平均 pass@1）：∇ log J = ∇J / J，形状 (12, 3)。
+
+    【思路】这是"整体成功率的对数"的梯度：方向和 ∇J 完全相同，只是除以 J（成功率低时步子更大）。
+        注意它**不是**"每道题 log p_i 的平均"的梯度，那个见 grad_mean_log_reward。
+    【边界】J = 0 时 log J 没有定义，会报错。
+    """
+    paths = _as_paths(problems)
+    J = exact_pass_at_1(model, paths, temperature)
+    if J <= 0:
+        raise ValueError("期望奖励 J = 0，log J = −∞，没有梯度")
+    return grad_expected_reward(model, paths, temperature) / J
+
+
+def grad_mean_log_reward(model, problems, temperature=1.0):
+    """
+    (1/P) Σ_i log p_i 的精确梯度，形状 (12, 3)：(1/P) Σ_i Σ_t ∂ log r_t / ∂Δ。
+
+    【思路】log p_i = Σ_t log r_t 是一个和，梯度就是各步 log 梯度之和：
+            ∂ log r_t / ∂z_k = w_k / r_t − π_k
+        它相当于"让正确路径上的每一步都更可能做对"（很像在正确路径上做 SFT），
+        和 ∇J 不同：它对做错概率大的题（p_i 小）给的权重更大。
+    【边界】某一步 r_t = 0 时 log 没有定义，会报错。
+    """
+    paths = _as_paths(problems)
+    temperature = _grad_temperature(temperature)
+    r, dr = _step_derivs(model, paths, temperature)
+    if np.any(r <= 0):
+        raise ValueError("有一步做对的概率是 0，log r = −∞；grad_mean_log_reward 只在所有 r_t > 0 时有定义")
+    return _scatter(paths, dr / r[..., None] / temperature) / r.shape[0]
+
+
+def exact_entropy(model, problems, temperature=1.0):
+    """
+    策略在正确路径所经过的情境上的平均熵：对所有（题目, 步）取平均的 H(π(· | c_t)) = −Σ_j π_j log π_j（nats）。
+
+    【思路】trainable.entropy_of 是**采样**版本：让模型自己做题，在它自己走过的情境上平均熵，有随机误差，
+        而且做错以后情境会变。这里沿正确路径走，情境是固定的，所以是一个确定的数。
+        模型大多数时候都做对时，两者很接近。每一步权重相同（和 entropy_of 一样，步数多的题占的权重大）。
+    【参数】model；problems：list of Problem 或 CorrectPaths；temperature：≥ 0
+    【返回】float，在 [0, log 3 ≈ 1.0986] 里
+    【例子】exact_entropy(TrainableLLM(1e9), problems) 和 entropy_of(TrainableLLM(1e9), problems, random.Random(0)) 差不多
+    【Python 小知识】0 · log 0 按惯例记为 0：np.where(π > 0, π · log π, 0) 之前先把 π = 0 换成 1，免得 log 0 报警告。
+    """
+    paths = _as_paths(problems)
+    probs = path_probs(model, paths, as_real("temperature", temperature, low=0.0))
+    safe = np.where(probs > 0, probs, 1.0)
+    h = -(probs * np.log(safe)).sum(axis=-1)
+    return float(h[paths.mask].mean())

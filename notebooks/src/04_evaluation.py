@@ -1,0 +1,266 @@
+# notebooks/04_evaluation.ipynb 的源文件。改完后运行：
+#     .venv/bin/python scripts/build_notebooks.py notebooks/src/04_evaluation.py
+# 单元格标记的写法见 scripts/build_notebooks.py。
+
+# %% [markdown]
+# # 04 · 评估
+#
+# **你将学到**
+# - pass@1、pass@k 的**精确值**怎么算（真实的 LLM 做不到，玩具可以），以及采样估计的误差棒有多宽；
+# - 为什么 pass@k 要用 Chen et al. 的无偏估计，而不是把 $\hat p = c/n$ 代进 $1-(1-\hat p)^k$；
+# - maj@k（多数投票）和 best-of-n（验证器挑一个）怎么算，平票怎么处理，验证器出错时会怎样；
+# - 测试时计算（test-time compute）：同样多的样本，三种用法差多少；小模型多采样能不能追上大模型；
+# - pass@1 随模型规模（1e8 … 1e12 参数）的变化，整体的和每个情境的。
+#
+# 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 2 节（规模与测试时计算，2.1 – 2.4）
+
+# %% [markdown]
+# ## 1. 准备
+#
+# 所有函数都来自 `toyllm`：`toyllm.exact` 精确计算，`toyllm.evaluation` 采样评估，`toyllm.plots` 画图。
+# 题目是课上常用的 100 道 3~8 步的题；每一个随机数都来自固定种子的 `numpy.random.default_rng`，所以每次运行结果完全相同。
+#
+# 看输出：两个模型的名字和题目数。
+
+# %%
+# %matplotlib inline
+import math
+import random
+
+import numpy as np
+
+from toyllm import ToyLLM, make_problem_set, pad, pass_at_k
+from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, compare_exact_sampled, draw_samples,
+                               evaluate_sampled, inference_curves, maj_at_k, maj_vote, pass_at_k_sampled,
+                               scaling_curve, verify)
+from toyllm.exact import exact_pass_at_1, exact_pass_at_k
+from toyllm.plots import plot_exact_vs_sampled, plot_pass_at_k, plot_scaling, plot_test_time_compute
+from toyllm.plotstyle import use_chinese_font
+
+use_chinese_font()
+problems = make_problem_set(random.Random(0), 100, 3, 8)
+small, large = ToyLLM(1e9), ToyLLM(1e10)
+print(f"{len(problems)} 道题；模型：{small.name} 和 {large.name}")
+
+# %% [markdown]
+# ## 2. 精确值：pass@1 和 pass@k
+#
+# 沿着正确的解题路径，第 $t$ 步的情境 $c_t$ 是固定的，这一步做对的概率是
+# $r_t = \pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 不咬人}]$。各步独立，所以一道题做对的概率
+#
+# $$p = \prod_t r_t, \qquad \text{pass@}k = 1-(1-p)^k .$$
+#
+# （$k$ 次独立采样全错的概率是 $(1-p)^k$。）对题目取平均就是模型的 pass@k。`exact_pass_at_k` 一次算出多个 $k$。
+#
+# 看输出：pass@k 随 $k$ 上升得多快；1B 在 $k$ 多大时超过 10B 的 pass@1。
+
+# %%
+ks = (1, 2, 4, 8, 16, 32, 64)
+exact_small = exact_pass_at_k(small, problems, ks)
+exact_large = exact_pass_at_k(large, problems, ks)
+print(pad("k", 5) + pad(small.name, 10) + large.name)
+for k in ks:
+    print(pad(k, 5) + pad(f"{exact_small[k]:.4f}", 10) + f"{exact_large[k]:.4f}")
+first = next(k for k in ks if exact_small[k] > exact_large[1])
+print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超过 {large.name} 的 pass@1 = {exact_large[1]:.4f}")
+
+# %% [markdown]
+# ## 3. 采样估计和它的误差棒
+#
+# 真实系统只能采样：每道题做 $n$ 遍，数做对的比例 $\hat p_i$，再对题目取平均。它有多准？
+# 题目固定时，平均值的**采样标准误**是
+#
+# $$\mathrm{SE} = \frac{1}{P}\sqrt{\sum_{i=1}^{P} \frac{\hat p_i(1-\hat p_i)}{n-1}},$$
+#
+# 95% 置信区间约为 估计值 $\pm 1.96\,\mathrm{SE}$。`compare_exact_sampled` 把估计、区间和精确值放在一起。
+#
+# 看输出：$n$ 每大 4 倍，标准误大约减半（$\propto 1/\sqrt{n}$）。z 是"估计 − 精确"有几个标准误，$|z|$ 超过 2 左右才值得怀疑。
+#
+# 还有一个细节：精确值算的是"**每一步都对**"的概率，而真正的 pass@1 还包括"中间写错了一步、后来又被别的错误碰巧修好"的样本
+# （"被修好"一列）。它们不到 1%，$n$ 小时淹没在误差里；$n = 256$ 时误差棒窄到能看出来：采样的 pass@1 比精确值高出 2 个多标准误。
+# 只数"每一步都对"的比例（"每步都对"一列，和精确值是同一个量），又和精确值一致了。
+
+# %%
+print(pad("n", 5) + pad("精确", 8) + pad("采样 pass@1 ± 标准误", 22) + pad("95% 区间", 18) + pad("z", 7)
+      + pad("每步都对 ± 标准误", 20) + pad("z", 7) + "被修好")
+for n in (4, 16, 64, 256):
+    r = compare_exact_sampled(small, problems, n, np.random.default_rng(n))
+    s, a = r.sampled, r.steps_right
+    z_steps = (a.value - r.exact) / a.stderr
+    print(pad(n, 5) + pad(f"{r.exact:.4f}", 8) + pad(f"{s:.4f}", 22) + pad(f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", 18)
+          + pad(f"{r.z:+.2f}", 7) + pad(f"{a:.4f}", 20) + pad(f"{z_steps:+.2f}", 7) + f"{r.repaired:.4f}")
+
+# %% [markdown]
+# 换成不同大小的模型，每道题只采 16 次。图里横线是精确值，点和误差棒是采样估计（95% 置信区间）。
+#
+# 看图：误差棒大多盖住了横线 —— 95% 的区间本来就有 5% 的机会不盖住真值，5 个模型里有一个擦边并不奇怪
+# （也别忘了上面说的"被修好"的那一点点偏差）。pass@1 接近 0.5 的模型误差棒最长：$p(1-p)$ 在 $p=0.5$ 时最大。
+
+# %%
+results = [compare_exact_sampled(ToyLLM(size), problems, 16, np.random.default_rng(1))
+           for size in (1e8, 1e9, 1e10, 1e11, 1e12)]
+for r in results:
+    print(r)
+fig = plot_exact_vs_sampled(results)
+
+# %% [markdown]
+# ## 4. pass@k 的无偏估计
+#
+# 每道题采样 $n$ 次、$c$ 次做对。把 $\hat p = c/n$ 代进去，得到"朴素估计" $1-(1-\hat p)^k$。
+# 但 $f(p) = 1-(1-p)^k$ 是凹函数，由 Jensen 不等式 $\mathbb{E}[f(\hat p)] \le f(p)$：它**系统性地偏低**。
+# Chen et al.（2021）的估计从 $n$ 个样本里不放回地挑 $k$ 个，对所有挑法取平均：
+#
+# $$\widehat{\text{pass@}k} = 1-\frac{\binom{n-c}{k}}{\binom{n}{k}} = 1-\prod_{i=n-c+1}^{n}\Big(1-\frac{k}{i}\Big).$$
+#
+# 先看一道题：它的精确 $p$ 已知，$c$ 服从二项分布 $\mathrm{Bin}(n, p)$，所以两个估计的**期望**可以对 $c = 0,\dots,n$ 精确求和，不需要采样。
+#
+# 看输出：无偏估计的期望和真值相同（到小数点后 10 位）；朴素估计的期望偏低（$k = 1$ 时两者相同）。
+
+# %%
+n = 16
+p = float(exact_pass_at_1(small, problems[:1]))
+print(f"第 1 道题：{problems[0]}，精确 p = {p:.4f}，n = {n}")
+print(pad("k", 4) + pad("真值 1-(1-p)^k", 16) + pad("无偏估计的期望", 16) + "朴素估计的期望")
+for k in (1, 2, 4, 8, 16):
+    weights = [math.comb(n, c) * p ** c * (1 - p) ** (n - c) for c in range(n + 1)]
+    unbiased = math.fsum(w * pass_at_k(n, c, k) for c, w in enumerate(weights))
+    naive = math.fsum(w * (1 - (1 - c / n) ** k) for c, w in enumerate(weights))
+    print(pad(k, 4) + pad(f"{1 - (1 - p) ** k:.10f}", 16) + pad(f"{unbiased:.10f}", 16) + f"{naive:.10f}")
+
+# %% [markdown]
+# 再在 100 道题上真的采样一次（$n = 16$），三种数放在一起：精确值、无偏估计（± 标准误）、朴素估计。
+#
+# 看输出：无偏估计在误差范围内贴着精确值；朴素估计在 $k$ 大时明显偏低。
+
+# %%
+samples = draw_samples(small, problems, 16, np.random.default_rng(2))
+unbiased = pass_at_k_sampled(samples, (1, 2, 4, 8, 16))
+c = samples.correct.sum(axis=1)
+print(pad("k", 4) + pad("精确", 8) + pad("无偏估计 ± 标准误", 20) + "朴素估计")
+for k, est in unbiased.items():
+    naive = float(np.mean(1 - (1 - c / 16) ** k))
+    print(pad(k, 4) + pad(f"{exact_small[k]:.4f}", 8) + pad(f"{est:.4f}", 20) + f"{naive:.4f}")
+
+# %% [markdown]
+# 画成 pass@k 曲线：实线是精确值，带误差棒的是无偏估计。
+#
+# 看图：横轴是对数刻度；两个模型的差距随 $k$ 变小。
+
+# %%
+fig = plot_pass_at_k({
+    f"{small.name} 精确": {k: exact_small[k] for k in (1, 2, 4, 8, 16)},
+    f"{small.name} 采样估计（n = 16）": unbiased,
+    f"{large.name} 精确": {k: exact_large[k] for k in (1, 2, 4, 8, 16)},
+})
+
+# %% [markdown]
+# ## 5. maj@k 和 best-of-n
+#
+# 先用手写的答案看规则。
+# - **maj@k**（多数投票）：出现最多的最终答案；**平票时取在这 k 个里最先出现的那个**（固定的规则，不用随机数）。
+# - **best-of-n**：验证器给每个答案打分，选分最高的；平票同样取最先出现的。精确的验证器就是"等于正确答案"，
+#   有噪声的验证器每个判断以一定概率判反。
+#
+# 看输出：两个平票的例子选了谁；验证器判反时选错了。
+
+# %%
+print("maj_vote([5, 7, 7, 5, 3]) =", maj_vote([5, 7, 7, 5, 3]), "（5 和 7 各 2 票，5 先出现）")
+print("maj_vote([902, 881, 881]) =", maj_vote([902, 881, 881]))
+answers, truth = [881, 902, 875, 902], 902
+print("精确验证器的判断：", verify(answers, truth), "→ best-of-n 选", best_of_n(answers, verify(answers, truth)))
+noisy = verify(answers, truth, error_rate=0.5, rng=np.random.default_rng(3))
+print("有噪声的验证器（错 50%）的判断：", noisy, "→ best-of-n 选", best_of_n(answers, noisy))
+
+# %% [markdown]
+# 从 $n$ 个样本估计 $k < n$ 个样本的指标：
+# - maj@k：随机抽很多个大小为 $k$ 的子集（固定种子）投票，取平均；
+# - best-of-k：和 pass@k 一样有**精确的组合公式**（对全部子集平均），见 `best_of_k` 的说明。精确验证器的 best-of-k 就等于 pass@k。
+#
+# 下面用手写的 3 道题 × 4 个样本检查：第 1 题 5 和 7 平票（5 先出现，对），第 2 题 3 和 4 平票（3 先出现，错），第 3 题 2 得 3 票（错）。
+#
+# 看输出：maj@4 = 1/3；maj@1 就是做对的比例；best-of-4 在有一个对的时候总是 1。
+
+# %%
+hand = SampleSet.from_lists([[5, 7, 7, 5], [3, 3, 4, 4], [1, 2, 2, 2]], [5, 4, 1])
+print("每道题 maj@4：", maj_at_k(hand, 4, per_problem=True)[4])
+print("每道题 maj@1：", maj_at_k(hand, 1, per_problem=True)[1])
+print("每道题 best-of-4（精确验证器）：", best_of_k(hand, 4, per_problem=True)[4])
+print(f"maj@4 = {maj_at_k(hand, 4)[4]:.3f}")
+
+# %% [markdown]
+# 现在在 100 道题上，每道题采样 32 次，一次算出所有指标（同一批样本，所以指标之间的差别不是采样噪声）。
+# 有噪声的验证器每个判断有 10% 的机会判反。
+#
+# 看输出：pass@k ≥ best-of-k（有噪声）和 maj@k；maj@2 ≈ maj@1（两票不同就平票，平票取第一份，等于只看第一份）；
+# 最后一行是 verl 常报的 mean@32 / best@32 / worst@32。
+
+# %%
+report = evaluate_sampled(small, problems, 32, np.random.default_rng(4), verifier_error=0.1)
+print(report)
+
+# %% [markdown]
+# ## 6. 测试时计算：每道题花 $k$ 个样本
+#
+# `inference_curves` 对几个模型各采样一次，返回可以直接画图的数据：每个 $k$ 的 pass@k、maj@k、best-of-k 和它们的标准误。
+# 这里比较 1B、10B 和没有思维链的 1B。
+#
+# 看图：三张小图分别是三种用法，每条线一个模型；虚线是精确的 pass@k。
+# 1B 采 8 次，不论哪种用法都超过 10B 采 1 次；没有思维链的 1B 差得多，投票也救不回来。
+
+# %%
+curves = inference_curves([small, large, ToyLLM(1e9, cot=False)], problems, 32, np.random.default_rng(5))
+fig = plot_test_time_compute(curves, by="metric")
+
+# %% [markdown]
+# 同样的数据，换一种排法：每个模型一张图，看同样多的样本，"有完美验证器"（pass@k）、"只能投票"（maj@k）、
+# "验证器会出错"（best-of-k，错 10%）差多少。
+#
+# 看图：验证器出错时，best-of-k 随 $k$ 很快饱和 —— 样本越多，错答案被误判为对的机会也越多。
+
+# %%
+fig = plot_test_time_compute(curves, by="model")
+
+# %% [markdown]
+# 推理一次的计算量大约和参数量成正比，所以"1B 采 $k$ 次"的推理计算量约是 $k \times$ 1B。把数字列出来对照。
+#
+# 看输出：计算量相近的两行（1B 采 8 次 ≈ 8B，10B 采 1 次 = 10B），谁更好。
+
+# %%
+by_name = {m["name"]: m for m in curves["models"]}
+print(pad("模型", 6) + pad("k", 4) + pad("推理计算量", 12) + pad("pass@k", 9) + pad("maj@k", 9) + "best-of-k（错 10%）")
+for name, size in ((small.name, 1e9), (large.name, 1e10)):
+    m = by_name[name]
+    for i, k in enumerate(curves["ks"]):
+        if k in (1, 8):
+            print(pad(name, 6) + pad(k, 4) + pad(f"{k * size / 1e9:.0f}B", 12) + pad(f"{m['pass_at_k'][i]:.3f}", 9)
+                  + pad(f"{m['maj_at_k'][i]:.3f}", 9) + f"{m['best_of_k_noisy'][i]:.3f}")
+
+# %% [markdown]
+# ## 7. 规模：pass@1 随参数量的变化
+#
+# 模型每大 10 倍，correct 的 logit 加 $\beta = 0.9$，所以每个情境选 correct 的概率是 $\log_{10}(\text{参数量})$ 的一条 sigmoid；
+# 一道题要每一步都对，pass@1 是这些概率的乘积，随规模上升得很快。`scaling_curve` 给出 1e8 … 1e12（每半个数量级一个点）的精确值和采样估计（每道题 16 次）。
+#
+# 看图：左边线（精确）和点（采样）基本一致，小模型的点略高一点 —— 就是第 3 节说的"被修好"的样本，小模型写错得多，被修好的也多；右边 12 个情境里，最难的（减法 ≥3 次借位、乘两位数且被乘数 ≥ 100）在小模型上最差，也是规模提升最多的。
+
+# %%
+scaling = scaling_curve(problems, np.random.default_rng(6), n=16)
+print(pad("参数量", 10) + pad("精确 pass@1", 13) + "采样估计 ± 标准误")
+for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"], scaling["sampled_se"]):
+    print(pad(name, 10) + pad(f"{e:.4f}", 13) + f"{s:.4f} ± {se:.4f}")
+fig = plot_scaling(scaling)
+
+# %% [markdown]
+# ## 小结
+#
+# - 玩具模型可以**精确**算出 pass@1 = $\prod_t r_t$ 和 pass@k = $1-(1-p)^k$，所以每个采样估计都能和它要估计的真值对照；
+#   标准误 $\propto 1/\sqrt{n}$，95% 区间大约是 $\pm 1.96$ 个标准误。
+# - pass@k 要用无偏估计 $1-\binom{n-c}{k}/\binom{n}{k}$；把 $\hat p$ 代进 $1-(1-\hat p)^k$ 会系统性偏低（Jensen 不等式）。
+# - 同样 $k$ 个样本：pass@k（完美验证器）≥ maj@k（投票）；有噪声的验证器让 best-of-k 早早饱和。平票规则要固定（这里取最先出现的）。
+# - 在玩具里，1B 采 8 次胜过 10B 采 1 次；没有思维链的模型差得多。真实模型上这只在"小模型成功率不太低"的题上成立（Snell et al. 2024）。
+# - pass@1 随 $\log(\text{参数量})$ 平滑上升，最难的情境提升最多。
+#
+# **试一试**
+# 1. 把第 3 节的 $n$ 改成 1024：标准误还会减半吗？精确值和估计的差（z）和"被修好的比例"比起来如何？
+# 2. 把 `evaluate_sampled` 的 `verifier_error` 改成 0.3 或 0.5：best-of-k 变成什么样？错误率 0.5 的验证器还有用吗？
+# 3. 用 `scaling_curve(problems, np.random.default_rng(6), cot=False)` 画没有思维链的规模曲线：它和有思维链的差距在哪种规模最大？

@@ -1,0 +1,163 @@
+"""
+toyllm.plots：每个画图函数在无界面的 Agg 后端上能画，返回 Figure，标题是中文，画的时候没有缺字警告。
+"""
+
+import logging
+import random
+import re
+import warnings
+from collections.abc import Mapping
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from toyllm import ToyLLM, TrainableLLM, make_problem_set  # noqa: E402
+from toyllm.evaluation import (compare_exact_sampled, draw_samples, inference_curves, pass_at_k_sampled,  # noqa: E402
+                               scaling_curve)
+from toyllm.exact import exact_pass_at_k  # noqa: E402
+from toyllm.plots import (plot_context_bars, plot_exact_vs_sampled, plot_pass_at_k, plot_scaling,  # noqa: E402
+                          plot_test_time_compute, plot_training_curves)
+
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return make_problem_set(random.Random(0), 30, 3, 6)
+
+
+@pytest.fixture(autouse=True)
+def isolated_rc():
+    with matplotlib.rc_context():
+        yield
+    plt.close("all")
+
+
+def render(make, caplog):
+    """画图并真正渲染（缺字警告在渲染时才出现）；返回 (Figure, 缺字相关的警告)。"""
+    with caplog.at_level(logging.WARNING, logger="matplotlib"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig = make()
+        fig.canvas.draw()
+    messages = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
+    return fig, [m for m in messages if "Glyph" in m or "missing from font" in m or "findfont" in m]
+
+
+def titles(fig):
+    out = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    if fig._suptitle is not None:
+        out.append(fig._suptitle.get_text())
+    return out
+
+
+def test_plot_pass_at_k(problems, caplog):
+    model = ToyLLM(1e9)
+    sampled = pass_at_k_sampled(draw_samples(model, problems, 8, np.random.default_rng(0)), (1, 2, 4, 8))
+    fig, bad = render(lambda: plot_pass_at_k({"1B 精确": exact_pass_at_k(model, problems, (1, 2, 4, 8)),
+                                              "1B 采样": sampled}), caplog)
+    assert isinstance(fig, Figure) and not bad
+    ax = fig.axes[0]
+    assert ax.get_title() == "pass@k 随 k 的变化"
+    assert ax.get_xlabel() == "k（每道题的样本数）"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["1B 精确", "1B 采样"]
+    assert plt.rcParams["axes.unicode_minus"] is False
+    assert tuple(fig.get_size_inches()) == (7.0, 4.5)
+
+
+@pytest.mark.parametrize("by,expected", [("metric", ["pass@k（有一个对就算对）", "maj@k（多数投票）"]),
+                                         ("model", ["1B", "1B（无思维链）"])])
+def test_plot_test_time_compute(problems, caplog, by, expected):
+    data = inference_curves([ToyLLM(1e9), ToyLLM(1e9, cot=False)], problems, 4, np.random.default_rng(0), subsets=20)
+    fig, bad = render(lambda: plot_test_time_compute(data, by=by), caplog)
+    assert not bad
+    got = titles(fig)
+    assert all(t in got for t in expected)
+    assert any(t.startswith("测试时计算") for t in got)
+
+
+def test_plot_scaling(problems, caplog):
+    data = scaling_curve(problems, np.random.default_rng(0), sizes=(1e8, 1e10, 1e12), n=4)
+    fig, bad = render(lambda: plot_scaling(data), caplog)
+    assert not bad
+    got = titles(fig)
+    assert "pass@1 随参数量的变化" in got and any("每个情境" in t for t in got)
+    legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert legend[0] == "加法，无进位" and len(legend) == 12
+    assert tuple(fig.get_size_inches()) == (13.0, 5.0)
+
+
+def test_plot_context_bars(caplog):
+    after = TrainableLLM(1e9)
+    after.params[:, 0] += 1.0
+    fig, bad = render(lambda: plot_context_bars(TrainableLLM(1e9), after), caplog)
+    assert not bad
+    ax = fig.axes[0]
+    assert ax.get_title() == "每个情境选「正确」的概率：训练前后"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["训练前", "训练后"]
+    assert len(ax.patches) == 24
+    widths = [p.get_width() for p in ax.patches]
+    assert all(b > a for a, b in zip(widths[:12], widths[12:]))       # 训练后 P(正确) 更大
+
+
+class History(Mapping):
+    """一个不是 dict 的 Mapping（像 RL 的 History 那样）。"""
+
+    def __init__(self, data):
+        self._data = data
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self):
+        return len(self._data)
+
+
+def test_plot_training_curves_accepts_any_mapping(caplog):
+    hist = History({"iteration": [0, 1, 2, 3], "pass1_exact": [0.48, 0.55, 0.6, 0.66], "entropy": [0.5, 0.45, 0.4, 0.3],
+                    "my_metric": (1, 2, 3, 4), "note": ["a", "b", "c", "d"]})
+    fig, bad = render(lambda: plot_training_curves(hist), caplog)
+    assert not bad
+    got = titles(fig)
+    assert got[:3] == ["精确 pass@1", "熵（nats）", "my_metric"] and got[-1] == "训练曲线"
+    assert fig.axes[0].get_xlabel() == "迭代次数"
+    fig2 = plot_training_curves({"reward": [0.1, 0.2]}, columns=["reward"], labels={"reward": "奖励"})
+    assert fig2.axes[0].get_title() == "奖励"
+
+
+def test_plot_exact_vs_sampled(problems, caplog):
+    results = [compare_exact_sampled(ToyLLM(s), problems, 8, np.random.default_rng(0)) for s in (1e8, 1e10)]
+    fig, bad = render(lambda: plot_exact_vs_sampled(results), caplog)
+    assert not bad
+    ax = fig.axes[0]
+    assert ax.get_title() == "精确 pass@1 与采样估计（95% 置信区间）"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["100M", "10B"]
+
+
+@pytest.mark.parametrize("call,exc", [
+    (lambda: plot_pass_at_k([]), TypeError),
+    (lambda: plot_pass_at_k({"a": {1: "x"}}), TypeError),
+    (lambda: plot_test_time_compute({"ks": [1]}), ValueError),
+    (lambda: plot_test_time_compute([1, 2]), TypeError),
+    (lambda: plot_scaling({}), ValueError),
+    (lambda: plot_context_bars(ToyLLM(1e9), "after"), TypeError),
+    (lambda: plot_context_bars(ToyLLM(1e9), ToyLLM(1e10), labels="前后"), ValueError),
+    (lambda: plot_training_curves([1, 2, 3]), TypeError),
+    (lambda: plot_training_curves({"iteration": [0, 1], "reward": [0.1]}), ValueError),
+    (lambda: plot_training_curves({"reward": [0.1]}, columns=["kl"]), ValueError),
+    (lambda: plot_training_curves({"note": ["a"]}), ValueError),
+    (lambda: plot_exact_vs_sampled([]), TypeError),
+    (lambda: plot_exact_vs_sampled([0.5]), TypeError),
+])
+def test_bad_inputs_raise_chinese_errors(call, exc):
+    with pytest.raises(exc) as info:
+        call()
+    assert CHINESE.search(str(info.value))
