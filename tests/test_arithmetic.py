@@ -121,3 +121,32 @@ def test_bad_input_is_rejected_in_chinese(call, exc, words):
     assert "必须" in message or "不能" in message or "需要" in message
     for w in words:
         assert w in message
+
+
+@pytest.mark.parametrize("make, exc, word", [
+    (lambda: Problem(3, (Step("add", 1),) * 10000, 10003), ValueError, "steps"),
+    (lambda: Problem(3, (), 3), ValueError, "steps"),
+    (lambda: Problem(3, (Step("add", 4),), 8), ValueError, "answer"),
+    (lambda: Problem(3037000499, (Step("mul", 2),), 6074000998), ValueError, "start"),
+    (lambda: Problem(99, (Step("mul", 99), Step("mul", 99)), 970299), ValueError, "中间值"),
+    (lambda: Problem(3, ("add 4",), 7), TypeError, "Step"),
+    (lambda: Step("mul", 3037000499), ValueError, "operand"),
+    (lambda: Step("pow", 2), ValueError, "op"),
+    (lambda: Step("add", 2.5), TypeError, "operand"),
+])
+def test_hand_made_problems_are_checked(make, exc, word):
+    with pytest.raises(exc) as info:
+        make()
+    assert word in str(info.value)
+
+
+def test_sampler_never_overflows_on_wrong_paths():
+    """错值一直变大时（每一步都粗心、又一直乘 99），int64 也不溢出：超过 10^16 的错值按上限继续算。"""
+    import numpy as np
+    from toyllm import TrainableLLM
+    from toyllm.sampler import VALUE_LIMIT, sample_rollouts
+    p = Problem(1, (Step("mul", 99), Step("sub", 98)) * 10, 1)
+    model = TrainableLLM(1e9, delta={key: [-30.0, -30.0, 30.0] for key in CONTEXTS})   # 几乎总是粗心
+    r = sample_rollouts(model, [p], 50, np.random.default_rng(0))
+    assert np.all(np.abs(r.values) <= VALUE_LIMIT * 99 + 10 ** 16)
+    assert not r.correct.any()

@@ -5,6 +5,13 @@ toyllm：第 6 讲「规模与强化学习」的课程配套包。
 在上面可以精确地算、跑、看 SFT、STaR、pass@k、REINFORCE、GRPO、PPO、KL、DAPO 和规模定律。
 """
 
+try:
+    import numpy  # noqa: F401
+    import matplotlib  # noqa: F401
+except ImportError as _e:                      # 给学生一句能照做的话，而不是一长串 traceback
+    raise ImportError(f"toyllm 需要 {_e.name}，但当前的 Python 环境里没有。请在仓库目录运行 make test（会自动创建 .venv 并安装依赖），"
+                      f"或者 pip install -e '.[dev]'；在 JupyterLab 里请选择装了 toyllm 的内核。") from _e
+
 from .arithmetic import (BUG_NAMES, CONTEXT_NAMES, CONTEXTS, MAX_STEPS, MAX_VALUE, OP_NAMES, OP_SYMBOLS, OPS,
                          PROCEDURE_NAMES, PROCEDURES, Problem, Step, apply_op, bug_bites, count_borrows,
                          count_carries, digit_sum, make_problem, make_problem_set, step_hardness)

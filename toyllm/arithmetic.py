@@ -10,7 +10,8 @@
     每一步有多难，只看数字本身：加法看有几次进位，减法看有几次借位，乘法看乘数有几位、
     被乘数是不是三位数以上。（运算, 难度）就是这一步的"情境"（context）。
 
-【边界】题目里每一个**正确的**中间值都在 1 … MAX_VALUE（9999）之间，步数在 1 … MAX_STEPS（20）之间，
+【边界】出题时每一个**正确的**中间值都在 1 … MAX_VALUE（9999）之间，步数在 1 … MAX_STEPS（20）之间；
+    手写的 Problem 也会检查：步数 1 … 20，正确中间值的绝对值 ≤ 9999，answer 要和步骤一致。
     所以情境只有有限的 12 种，见 CONTEXTS。模型写错以后，中间值可以超出这个范围（甚至变成负数），
     难度的各项特征有上限（进位、借位最多算 3 次），所以任何整数输入都落在这 12 种情境里。
 """
@@ -51,11 +52,23 @@ CONTEXT_NAMES = {
 }
 
 
+MAX_MUL_OPERAND = 99
+
+
 @dataclass(frozen=True)
 class Step:
-    """题目中的一步：运算 op（"add" / "sub" / "mul"）和运算数 operand。"""
+    """
+    题目中的一步：运算 op（"add" / "sub" / "mul"）和运算数 operand。
+
+    【边界】加、减的运算数在 0 … MAX_VALUE 之间，乘法的运算数在 0 … 99 之间（和出题的范围一致）。
+    """
     op: str
     operand: int
+
+    def __post_init__(self):
+        as_choice("op", self.op, OPS)
+        high = MAX_MUL_OPERAND if self.op == "mul" else MAX_VALUE
+        object.__setattr__(self, "operand", as_int("operand", self.operand, 0, high))
 
     def __str__(self):
         return f"{OP_SYMBOLS[self.op]} {self.operand}"
@@ -72,6 +85,23 @@ class Problem:
     start: int
     steps: tuple
     answer: int
+
+    def __post_init__(self):
+        # 【Python 小知识】frozen dataclass 不能直接给属性赋值，要用 object.__setattr__。
+        object.__setattr__(self, "start", as_int("start", self.start, 0, MAX_VALUE))
+        steps = tuple(self.steps)
+        if not 1 <= len(steps) <= MAX_STEPS:
+            raise ValueError(f"steps 的步数必须在 1 … {MAX_STEPS} 之间，收到 {len(steps)} 步")
+        if not all(isinstance(s, Step) for s in steps):
+            raise TypeError("steps 里的每一项都必须是 Step（例如 Step('mul', 12)）")
+        object.__setattr__(self, "steps", steps)
+        values = self.correct_values()
+        if any(abs(v) > MAX_VALUE for v in values):
+            raise ValueError(f"这道题的正确中间值必须在 −{MAX_VALUE} … {MAX_VALUE} 之间，收到 {values}")
+        answer = as_int("answer", self.answer)
+        if answer != values[-1]:
+            raise ValueError(f"answer 必须等于按步骤算出的正确答案 {values[-1]}，收到 {answer}")
+        object.__setattr__(self, "answer", answer)
 
     def correct_values(self):
         """每一步之后的正确值（list），最后一个就是 answer。"""

@@ -19,6 +19,11 @@ from .arithmetic import OP_INDEX, apply_op_np, context_ids_np
 from .policy import logit_table, softmax_rows
 
 
+VALUE_LIMIT = 10 ** 16 - 1
+"""错值的上限：绝对值超过它的错值按 ±(10^16 − 1) 继续算，保证 int64 不溢出（10^16 × 99 < 2^63）。
+这样的值离正确答案（≤ 9999）太远，以后的加减乘不可能再把它变回正确答案，所以不影响对错。"""
+
+
 @dataclass(frozen=True)
 class ProblemBatch:
     """
@@ -146,7 +151,7 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0):
         with np.errstate(divide="ignore"):
             logp[live, t] = np.log(pr[np.arange(len(live)), a])
         step_ok[live, t] = v == exact
-        x[live] = v
+        x[live] = np.clip(v, -VALUE_LIMIT, VALUE_LIMIT)
     final = x
     correct = final == batch.answer[rows]
     return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, mask.sum(axis=1), n)

@@ -68,7 +68,7 @@ class ToyLLM:
     """
     第 1 讲的玩具语言模型。
 
-    【参数】size：参数量（正数，例如 1e9 表示 1B）；cot：是否使用思维链（默认 True）；name：显示用的名字
+    【参数】size：参数量（≥ 1 的有限数，例如 1e9 表示 1B）；cot：是否使用思维链（默认 True）；name：显示用的名字
     【例子】
         model = ToyLLM(1e9)
         model.step_probs("mul", 47, 12, 0)        # → [P(correct), P(bug), P(careless)]
@@ -76,7 +76,7 @@ class ToyLLM:
     """
 
     def __init__(self, size, cot=True, name=None):
-        self.size = as_real("size", size, 0.0, low_open=True)
+        self.size = as_real("size", size, 1.0)
         if not isinstance(cot, bool):
             raise TypeError(f"cot 必须是 True 或 False，收到 {cot!r}")
         self.cot = cot
