@@ -20,5 +20,15 @@ from .text import bar, display_width, fmt_size, mean, pad
 from .toy_llm import ALPHA, BETA, LOGIT_BUG, LOGIT_CARELESS, NO_COT_PENALTY, REF_SIZE, Sample, ToyLLM, softmax
 from .trainable import (HARD_CONTEXTS, TEMPERATURE, DeltaView, TrainableLLM, add_grad, apply_grads, context_key,
                         context_report, entropy_of, evaluate, log_likelihood, probs_for, sft, step_records)
+from .exact import (CorrectPaths, correct_paths, exact_entropy, exact_pass_at_1, exact_pass_at_k, expected_reward,
+                    grad_expected_reward, grad_log_expected_reward, grad_mean_log_reward, log_expected_reward,
+                    mean_log_reward)
+from .gradcheck import GradCheckResult, compare_grads, finite_difference_grad
+from .sampler import ProblemBatch, Rollouts, prepare_problems, sample_rollouts
+from .evaluation import (Estimate, SampleSet, best_of_k, best_of_n, compare_exact_sampled, draw_samples, estimate_mean,
+                         evaluate_sampled, inference_curves, maj_at_k, maj_vote, mean_best_worst, pass_at_k_sampled,
+                         scaling_curve, verify)
+from .checkpoint import (Checkpoint, CheckpointError, load_history, load_model, read_checkpoint, save_history,
+                         save_model)
 
 __version__ = "0.1.0"
