@@ -325,18 +325,14 @@ def context_ids_np(op_ids, a, b):
     【返回】int 数组：CONTEXTS 的下标 = 运算下标 × 4 + 难度档位
     """
     a, b = np.abs(a), np.abs(b)
-    carry = np.zeros(a.shape, dtype=np.int64)
-    carries = np.zeros(a.shape, dtype=np.int64)
-    borrows = np.zeros(a.shape, dtype=np.int64)
-    borrow = np.zeros(a.shape, dtype=np.int64)
-    hi, lo = np.maximum(a, b), np.minimum(a, b)
-    x, y, p, q = a, b, hi, lo
-    while np.any(x) or np.any(y) or np.any(p):
-        carry = ((x % 10 + y % 10 + carry) >= 10).astype(np.int64)
-        borrow = ((p % 10 - q % 10 - borrow) < 0).astype(np.int64)
-        carries += carry
-        borrows += borrow
-        x, y, p, q = x // 10, y // 10, p // 10, q // 10
+    if a.size == 0:
+        return np.zeros(a.shape, dtype=np.int64)
+    # 低 k 位向高位进位 ⇔ (a mod 10^k) + (b mod 10^k) ≥ 10^k；借位 ⇔ (大 mod 10^k) < (小 mod 10^k)。
+    # 每个 k 一行（形状 (D, N)），一次算完所有数位，不用逐位循环。
+    p = _powers_of_ten(max(int(a.max()), int(b.max())))[1:, None]
+    am, bm = a % p, b % p
+    carries = np.count_nonzero(am + bm >= p, axis=0)
+    borrows = np.count_nonzero(np.where(a >= b, am < bm, bm < am), axis=0)
     level = np.where(op_ids == 0, np.minimum(carries, 3),
                      np.where(op_ids == 1, np.minimum(borrows, 3), 2 * (b >= 10) + (a >= 100)))
     return op_ids * 4 + level
@@ -357,32 +353,25 @@ def apply_op_np(op_ids, a, b, proc_ids, rng):
     slip = proc_ids == 2
     if np.any(slip):
         m = np.abs(exact[slip])
-        n_digits = np.ones(m.shape, dtype=np.int64)
-        t = m // 10
-        while np.any(t):
-            n_digits += t > 0
-            t //= 10
+        p = _powers_of_ten(int(m.max()))
+        n_digits = np.count_nonzero(m >= p[1:-1, None], axis=0) + 1
         i = np.floor(rng.random(m.shape) * n_digits).astype(np.int64)
         up = (rng.random(m.shape) < 0.5) | (m == 0)
-        m = np.where(up, m + 10 ** i, m - 10 ** i)
+        m = np.where(up, m + p[i], m - p[i])
         out[slip] = np.where(exact[slip] < 0, -m, m)
     return out
 
 
+def _powers_of_ten(largest):
+    """[1, 10, 100, …, 10^D]，D = largest 的位数（largest = 0 时 D = 1）。"""
+    return 10 ** np.arange(len(str(largest)) + 1, dtype=np.int64)
+
+
 def _bug_np(op_ids, a, b, exact):
-    out = exact.copy()
     ok = (a >= 0) & (b >= 0)
     x, y = np.where(ok, a, 0), np.where(ok, b, 0)
-    digits = np.zeros(a.shape, dtype=np.int64)
-    s = np.zeros(a.shape, dtype=np.int64)
-    place = np.ones(a.shape, dtype=np.int64)
-    col = np.zeros(a.shape, dtype=np.int64)
-    while np.any(x) or np.any(y):
-        dx, dy = x % 10, y % 10
-        col = np.where(op_ids == 0, (dx + dy) % 10, np.abs(dx - dy))
-        digits += col * place
-        s += dy
-        x, y, place = x // 10, y // 10, place * 10
-    bug = np.where(op_ids == 2, a * s, digits)
-    out[ok] = bug[ok]
-    return out
+    p = _powers_of_ten(max(int(x.max()), int(y.max())))[:-1, None]     # 每个数位一行
+    dx, dy = (x // p) % 10, (y // p) % 10
+    col = np.where(op_ids == 0, (dx + dy) % 10, np.abs(dx - dy))
+    bug = np.where(op_ids == 2, a * dy.sum(axis=0), (col * p).sum(axis=0))
+    return np.where(ok, bug, exact)

@@ -143,13 +143,17 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0):
         op, b, xl = batch.ops[rows[live], t], batch.operands[rows[live], t], x[live]
         c = context_ids_np(op, xl, b)
         pr = tables[t][c]
-        a = _choose(pr, rng.random(len(live)))
+        if t == 0 or tables[t] is not tables[t - 1]:
+            cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
+            with np.errstate(divide="ignore"):
+                log_table = np.log(tables[t])
+        u = rng.random(len(live))
+        a = _choose(pr, u) if has_zero else (u[:, None] >= cum[c]).sum(axis=1)
         v = apply_op_np(op, xl, b, a, rng)
         exact = np.where(op == 0, xl + b, np.where(op == 1, xl - b, xl * b))
         ctx[live, t], actions[live, t], values[live, t] = c, a, v
         probs[live, t] = pr
-        with np.errstate(divide="ignore"):
-            logp[live, t] = np.log(pr[np.arange(len(live)), a])
+        logp[live, t] = log_table[c, a]
         step_ok[live, t] = v == exact
         x[live] = np.clip(v, -VALUE_LIMIT, VALUE_LIMIT)
     final = x

@@ -1,0 +1,195 @@
+# 作业三（教师版）的源文件：python -m toyllm.homework build hw3_grpo 生成 notebooks/homework/source/hw3_grpo.ipynb。
+# 答案写在 ### BEGIN SOLUTION / ### END SOLUTION 之间；学生版由 python -m toyllm.homework release 生成。
+
+# %% [markdown]
+# # 作业三 · GRPO
+#
+# **你将练习**
+# - 实现 GRPO 的**组内标准化优势**：$A_i = \dfrac{r_i - \mathrm{mean}(r)}{\mathrm{std}(r) + \epsilon}$；
+# - 实现**裁剪替代损失** $\ell = -\min\big(\rho A,\ \mathrm{clip}(\rho, 1-\epsilon_\text{low}, 1+\epsilon_\text{high})\, A\big)$，
+#   上下界分开（DAPO 的 clip-higher）；
+# - 把你的两个函数换进包里的训练循环 `toyllm.rl.train`，和包里的实现比较；
+# - 用控制面板探索学习率、组大小、$\epsilon$、$\mu$、$\beta$、动态采样……对训练的影响。
+#
+# 对应讲义：[第 6 讲 · 规模与强化学习](../../../lectures/lecture06_scaling_rl.md) 的「REINFORCE、RLOO、GRPO」
+# 和「PPO 裁剪、KL 与 DAPO」两节。
+#
+# **怎么做这份作业**：把 `# YOUR CODE HERE` 下面的 `raise NotImplementedError()` 换成你的代码，运行紧跟着的「检查」单元格。
+# 没做完也可以从头运行到尾：没通过检查的函数，后面会先用包里的版本代替。
+
+# %% [markdown]
+# 先导入要用的东西。`toyllm.rl` 是强化学习引擎：所有算法都是同一个循环，`preset("grpo")` 是 GRPO 的一组选项。
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+
+from toyllm import TrainableLLM
+from toyllm import rl
+from toyllm.homework.checks import check_clipped_surrogate, check_group_advantages
+from toyllm.plotstyle import use_chinese_font
+from toyllm.rl import default_problems, preset, train
+
+use_chinese_font()
+print(rl.presets_table(["grpo", "dapo"]))
+
+# %% [markdown]
+# ## 第一部分：组内标准化的优势
+#
+# 每道题采样 $G$ 份解答（一"组"），奖励 $r_i$ 是 1（做对）或 0（做错）。同一组的 $G$ 份在数组里**连续排列**：
+# 第 $0 \ldots G-1$ 个是第一道题的，依此类推。GRPO 的优势是
+#
+# $$A_i = \frac{r_i - \mathrm{mean}(r_{\text{同组}})}{\mathrm{std}(r_{\text{同组}}) + \epsilon}, \qquad \epsilon = 10^{-4},$$
+#
+# 标准差用**样本标准差**（除以 $G-1$，和 TRL 一样）。奖励全相同的组（全对或全错）标准差是 0，优势全是 0：
+# 这一组对梯度没有贡献。
+#
+# **任务 1**：实现 `group_advantages(rewards, group_size, eps=1e-4)`，返回和 `rewards` 形状相同的数组。
+# 提示：`reshape(-1, group_size)` 把数组排成每行一组；`np.std(..., ddof=1)` 是样本标准差。
+
+# %%
+def group_advantages(rewards, group_size, eps=1e-4):
+    """GRPO 的组内标准化优势：(r − 组平均) / (组内样本标准差 + eps)。"""
+    ### BEGIN SOLUTION
+    r = np.asarray(rewards, dtype=float).reshape(-1, group_size)
+    mean = r.mean(axis=1, keepdims=True)
+    std = r.std(axis=1, ddof=1, keepdims=True)
+    return ((r - mean) / (std + eps)).reshape(-1)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **检查**：6 组奖励，包括全对、全错的组，$G$ = 2、3、4、8，还有不是 0 / 1 的奖励。
+
+# %%
+ok_adv = check_group_advantages(group_advantages)
+
+# %% [markdown]
+# 和包里的几种优势比一比（`rl.group_advantages` 的 `method` 选项）。两组各 4 份：第一组只有一份做对，第二组全对。
+# 注意留一法（RLOO）和"减组平均"正好差 $G/(G-1)$ 倍，而全对的那一组在每种带基线的方法里都是 0。
+
+# %%
+rewards = np.array([1, 0, 0, 0, 1, 1, 1, 1])
+for method in ("none", "mean", "rloo", "grpo"):
+    print(f"{method:>5}：", np.round(rl.group_advantages(rewards, 4, method), 4))
+if ok_adv:
+    print(" 你的：", np.round(group_advantages(rewards, 4), 4))
+
+# %% [markdown]
+# ## 第二部分：裁剪替代损失
+#
+# 每批数据更新 $\mu$ 次时，后几次更新用的参数已经和采样时不同了。比率 $\rho = \pi_\theta(a \mid c) / \pi_\text{old}(a \mid c)$
+# 衡量这一步的概率变了多少。PPO / GRPO 的损失（每一步一个数）是
+#
+# $$\ell = -\min\Big(\rho A,\ \mathrm{clip}\big(\rho,\ 1-\epsilon_\text{low},\ 1+\epsilon_\text{high}\big) A\Big).$$
+#
+# 好动作（$A>0$）的 $\rho$ 超过 $1+\epsilon_\text{high}$ 以后损失不再下降，坏动作（$A<0$）的 $\rho$ 低于 $1-\epsilon_\text{low}$
+# 以后同理 —— 这一批数据已经推得够远了。DAPO 的 clip-higher 让 $\epsilon_\text{high} = 0.28 > \epsilon_\text{low} = 0.2$。
+#
+# **任务 2**：实现 `clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2)`，返回每一步的损失（和 `ratio` 同形状）。
+
+# %%
+def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
+    """每一步的裁剪替代损失 −min(ρA, clip(ρ, 1 − eps_low, 1 + eps_high)·A)。"""
+    ### BEGIN SOLUTION
+    ratio = np.asarray(ratio, dtype=float)
+    adv = np.asarray(adv, dtype=float)
+    clipped = np.clip(ratio, 1.0 - eps_low, 1.0 + eps_high)
+    return -np.minimum(ratio * adv, clipped * adv)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **检查**：13 个比率（包括裁剪边界两侧）× 正负两种优势 × 3 组 $(\epsilon_\text{low}, \epsilon_\text{high})$。
+
+# %%
+ok_surr = check_clipped_surrogate(clipped_surrogate)
+
+# %% [markdown]
+# 把损失画成 $\rho$ 的函数（$\epsilon_\text{low}=0.2$、$\epsilon_\text{high}=0.28$）。左边 $A=+1$：$\rho > 1.28$ 以后是平的；
+# 右边 $A=-1$：$\rho < 0.8$ 以后是平的。平的地方梯度为 0 —— 这就是"裁剪"。
+# （你的函数没通过检查时，这里画的是包里的 `rl.clipped_surrogate`。）
+
+# %%
+surrogate = clipped_surrogate if ok_surr else (lambda r, a, lo, hi: rl.clipped_surrogate(r, a, lo, hi).loss)
+rho = np.linspace(0.5, 1.6, 221)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+for ax, a in zip(axes, (1.0, -1.0)):
+    ax.plot(rho, surrogate(rho, np.full_like(rho, a), 0.2, 0.28), color="C0", label="裁剪替代损失")
+    ax.plot(rho, -rho * a, color="0.6", ls="--", label="不裁剪：−ρA")
+    for x in (0.8, 1.28):
+        ax.axvline(x, color="C3", lw=0.8, ls=":")
+    ax.set_title(f"A = {a:+g}")
+    ax.set_xlabel("比率 ρ")
+    ax.set_ylabel("每步损失")
+    ax.legend()
+    ax.grid(alpha=0.3)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 第三部分：换进训练循环
+#
+# `train(model, config, train_set, heldout, advantage_fn=..., surrogate_fn=...)` 用你的函数代替包里的
+# 优势和替代损失（梯度由引擎从你的损失算出来）。下面用同一个随机种子训练两次：一次用包里的实现，一次用你的，
+# 设置是 GRPO，但学习率 5、每批更新 $\mu=4$ 次、$\epsilon_\text{high}=0.28$，这样裁剪真的会发生。两条曲线应该重合。
+
+# %%
+train_set, heldout = default_problems(0)
+config = preset("grpo", iterations=40, batch_problems=16, lr=5.0, mu=4, eps_high=0.28)
+mine = {"advantage_fn": group_advantages if ok_adv else None,
+        "surrogate_fn": clipped_surrogate if ok_surr else None}
+if not (ok_adv and ok_surr):
+    print("（没通过检查的函数先用包里的版本代替）")
+package_model, mine_model = TrainableLLM(1e9), TrainableLLM(1e9)
+hist_package = train(package_model, config, train_set, heldout)
+hist_mine = train(mine_model, config, train_set, heldout, **mine)
+print("迭代    包里的实现    你的实现（留出题上的精确 pass@1）")
+for i in range(0, config.iterations, 10):
+    print(f"{hist_package['iteration'][i]:>4}{hist_package['pass1_exact'][i]:>14.4f}{hist_mine['pass1_exact'][i]:>14.4f}")
+gap = np.abs(np.array(hist_package["pass1_exact"]) - np.array(hist_mine["pass1_exact"])).max()
+print(f"训练前 {hist_package.meta['start_pass1_exact']:.4f}，训练后 {hist_package.meta['final_pass1_exact']:.4f}")
+print("两次训练的精确 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
+
+# %% [markdown]
+# 裁剪什么时候发生？$\mu = 1$（每批只更新一次）时，计算损失的参数就是采样的参数，$\rho \equiv 1$，**永远不会裁剪**，
+# 损失的值接近 0 但梯度不是 0 —— 这是 TRL、verl 用户常问的问题。下面用包里的实现，只改 $\mu$，看裁剪比例（被裁剪的步占多少）。
+
+# %%
+for mu in (1, 4, 8):
+    hist = train(TrainableLLM(1e9), preset("grpo", iterations=20, batch_problems=16, lr=5.0, mu=mu, eps_high=0.28),
+                 train_set, heldout)
+    print(f"μ = {mu}：平均裁剪比例 低 {np.mean(hist['clip_low']):.4f} / 高 {np.mean(hist['clip_high']):.4f}，"
+          f"训练后精确 pass@1 {hist.meta['final_pass1_exact']:.3f}")
+
+# %% [markdown]
+# 裁剪比例随 $\mu$ 变大；但**上界**的裁剪几乎一直是 0：优势为正的步大多是做对的解答里的 correct 步，
+# 它的概率 $\pi_\text{old}$ 本来就高，$\rho = \pi_\theta / \pi_\text{old} \le 1/\pi_\text{old}$，很难超过 1.28。
+# 上界裁剪管的是**低概率的好动作** —— clip-higher 放宽的正是它们。
+#
+# ## 第四部分：控制面板
+#
+# 每次松开滑块（或者点「运行」），面板都用新的设置**从头训练**一遍，画出：留出题上的精确 pass@1 和训练时采样的
+# pass@1；熵和到参考策略的精确 KL；训练前后每个情境选「正确」的概率。下拉框「优势和替代损失用」可以在
+# 包里的实现和你的实现之间切换（你的函数通过检查后才有这个选项）。（运行这个单元格以后才会出现面板。）
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from toyllm.widgets import grpo_dashboard
+
+grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_fn"])
+
+# %% [markdown]
+# ## 小结
+#
+# - GRPO 的优势 = 组内减平均、除以组内样本标准差（加 $\epsilon$）；奖励全相同的组优势全为 0，对梯度没有贡献。
+#   留一法（RLOO）比"减组平均"大 $G/(G-1)$ 倍。
+# - 裁剪替代损失在 $\rho$ 离开 $[1-\epsilon_\text{low}, 1+\epsilon_\text{high}]$、又对目标有利时把梯度截成 0；
+#   $\mu=1$ 时 $\rho \equiv 1$，从不裁剪。
+# - 同一个循环，换掉优势和损失两个小函数，就能从 REINFORCE 走到 GRPO、DAPO。
+#
+# ## 试一试
+#
+# 1. 在面板里把「优势」换成"无基线（REINFORCE）"，其他不变：pass@1 涨得更快还是更慢？熵呢？
+# 2. 把 $\mu$ 调到 4，再把 $\epsilon_\text{high}$ 从 0.2 调到 0.28（clip-higher）：熵下降得慢一些吗？
+# 3. 打开「动态采样」并把模型调大到 1e11（大部分组全对）：和不打开相比，每次迭代多采样了多少份？

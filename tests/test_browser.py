@@ -1,0 +1,206 @@
+"""
+真实浏览器里的小部件：启动 JupyterLab，用 Debian 的无头 Chromium（由 Python 版 Playwright 驱动）打开作业三，
+Run → Run All Cells，等控制面板的滑块出现，改一个滑块的值，看面板的输出跟着变，点「运行」按钮，存一张截图。
+
+【为什么要有这个测试】ipywidgets 在 JupyterLab 里常见的毛病 —— "Loading widget..."、"Error displaying widget:
+model not found"、前端扩展和 Python 包版本对不上 —— 只有真的在浏览器里打开才看得出来；pytest 里直接调用
+Python 对象（tests/test_widgets.py）是发现不了的。
+
+【运行】`python -m pytest -m browser tests/test_browser.py`（单独运行）。需要 Debian 的 chromium
+（apt-get install -y chromium fonts-noto-cjk）；**不要**运行 `playwright install`，这里直接用系统的 chromium。
+没有 chromium 时跳过（并说明原因）；环境变量 TOYLLM_REQUIRE_BROWSER=1（CI 里这样设）时改为失败。
+截图存到 artifacts/browser_hw3_grpo.png。
+
+【隔离】JupyterLab 的配置、运行时、数据、工作区、用户设置全放在临时目录里（不读也不写你自己的 ~/.jupyter）；
+notebook 复制到临时目录里打开（运行时的改动和自动保存不会碰仓库里的文件）；端口是随机的空闲端口，token 是随机的。
+用户设置里把 notebook 的 windowingMode 设为 "none"：JupyterLab 4 默认只渲染视口附近的单元格。
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK = ROOT / "notebooks" / "homework" / "source" / "hw3_grpo.ipynb"
+ARTIFACTS = ROOT / "artifacts"
+SCREENSHOT = ARTIFACTS / "browser_hw3_grpo.png"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+TIMEOUT_MS = 180_000
+
+
+def _unavailable(reason):
+    """缺少浏览器相关的东西：平时跳过；TOYLLM_REQUIRE_BROWSER=1（CI）时失败。"""
+    if os.environ.get("TOYLLM_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"TOYLLM_REQUIRE_BROWSER=1，但是{reason}")
+    pytest.skip(reason)
+
+
+def _requirements():
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        _unavailable("找不到 chromium（Debian / Ubuntu：apt-get install -y chromium fonts-noto-cjk）")
+    for module, hint in (("playwright.sync_api", "pip install playwright（不需要 playwright install）"),
+                         ("jupyterlab", "pip install jupyterlab"), ("ipywidgets", "pip install ipywidgets")):
+        try:
+            __import__(module)
+        except ImportError:
+            _unavailable(f"没有安装 {module.split('.')[0]}（{hint}；或者 pip install -e '.[dev]'）")
+    return chromium
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_settings(folder):
+    """JupyterLab 的用户设置：所有单元格都渲染（windowingMode none）；不弹"要不要看新闻"的通知。"""
+    settings = {
+        ("@jupyterlab", "notebook-extension", "tracker"): {"windowingMode": "none"},
+        ("@jupyterlab", "apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
+    }
+    for (scope, ext, name), value in settings.items():
+        path = folder / scope / ext / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value), encoding="utf-8")
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    """在临时目录里启动 JupyterLab，返回 (基础网址, token, 根目录)；测试结束后关掉它（只关自己启动的进程）。"""
+    _requirements()
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    settings = tmp_path / "lab-settings"
+    _write_settings(settings)
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+               JUPYTER_DATA_DIR=str(tmp_path / "data"), IPYTHONDIR=str(tmp_path / "ipython"))
+    cmd = [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--ServerApp.port={port}",
+           "--ServerApp.port_retries=0", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}",
+           f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
+           f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")
+    log = open(tmp_path / "jupyterlab.log", "w", encoding="utf-8")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                log.flush()
+                pytest.fail("JupyterLab 没能启动：\n" + (tmp_path / "jupyterlab.log").read_text(encoding="utf-8")[-3000:])
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("JupyterLab 120 秒内没有响应")
+                time.sleep(0.3)
+        yield base, token, root
+    finally:
+        try:
+            urllib.request.urlopen(urllib.request.Request(f"{base}/api/shutdown?token={token}", method="POST"),
+                                   timeout=10)
+            proc.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+
+
+def _wait_for_idle_kernel(base, token, timeout=120):
+    """等到 notebook 的内核启动并空闲（否则 Run All 会弹出"选择内核"的对话框）。"""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sessions = json.load(urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=5))
+        if sessions and sessions[0]["kernel"]["execution_state"] == "idle":
+            return
+        time.sleep(0.5)
+    pytest.fail("内核没有在规定时间内启动")
+
+
+def test_grpo_dashboard_in_a_real_browser(jupyterlab):
+    from playwright.sync_api import sync_playwright
+
+    base, token, _ = jupyterlab
+    ARTIFACTS.mkdir(exist_ok=True)
+    problems = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
+        page.set_default_timeout(TIMEOUT_MS)
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" and "widget" in m.text.lower()
+                else None)
+        try:
+            page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
+            page.wait_for_selector(".jp-Notebook .jp-Cell")
+            _wait_for_idle_kernel(base, token)
+
+            # Run → Run All Cells
+            page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+            page.click("li.lm-Menu-item[data-command='runmenu:run-all']")
+            if page.locator(".jp-Dialog .jp-mod-accept").count():          # 万一还是弹出了"选择内核"
+                page.click(".jp-Dialog .jp-mod-accept")
+
+            slider = page.locator(".widget-hslider", has_text="迭代次数")
+            slider.wait_for(state="visible")
+            slider.scroll_into_view_if_needed()
+            output = page.locator(".widget-output", has_text="次迭代").first
+            output.wait_for(state="visible")
+            page.wait_for_function("() => [...document.querySelectorAll('.widget-output')]"
+                                   ".some(e => e.innerText.includes('30 次迭代') && e.querySelector('img'))")
+            before = output.inner_text()
+            assert "30 次迭代" in before and "精确 pass@1" in before
+
+            # 改滑块的值：在滑块的读数框里输入 10，回车（continuous_update=False：回车 / 松开才触发）
+            readout = slider.locator(".widget-readout")
+            readout.click()
+            page.keyboard.press("Control+A")
+            page.keyboard.type("10")
+            page.keyboard.press("Enter")
+            page.wait_for_function("() => [...document.querySelectorAll('.widget-output')]"
+                                   ".some(e => e.innerText.includes('10 次迭代') && e.querySelector('img'))")
+            after = output.inner_text()
+            assert after != before and "10 次迭代" in after
+
+            # 点「运行」按钮：输出重画，仍然是 10 次迭代的结果
+            page.locator(".jupyter-widgets button", has_text="运行").first.click()
+            page.wait_for_timeout(500)
+            page.wait_for_function("() => [...document.querySelectorAll('.widget-output')]"
+                                   ".some(e => e.innerText.includes('10 次迭代') && e.querySelector('img'))")
+
+            img = output.locator("img").first
+            assert img.get_attribute("src").startswith("data:image/png")
+            assert img.evaluate("e => e.naturalWidth") > 500
+            body = page.inner_text("body")
+            assert "Loading widget" not in body and "Error displaying widget" not in body
+            assert "组大小 G" in body and "GRPO 训练面板" in body
+            output.scroll_into_view_if_needed()
+            page.screenshot(path=str(SCREENSHOT))
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "browser_hw3_grpo_failure.png"))
+            raise
+        finally:
+            browser.close()
+    assert not problems, f"浏览器控制台里有小部件相关的错误：{problems[:5]}"
+    assert SCREENSHOT.stat().st_size > 10_000

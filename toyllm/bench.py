@@ -1,0 +1,126 @@
+"""
+python -m toyllm bench：同一个 GRPO 训练跑两遍，比较朴素 Python 循环和向量化引擎的速度。
+
+【思路】两边做的是**同一个算法**：每次迭代随机挑 32 道题，每题采样 G = 8 份，优势
+        A = (r − 组平均) / (组标准差 + 1e-4)（样本标准差），损失按"先解答内平均、再对解答平均"（seq-mean），
+        μ = 1，学习率相同，一共 50 次迭代。
+    · 朴素循环按参考模块的写法：model.generate 一步一步采样，step_records / probs_for 重建每一步的情境和概率，
+      add_grad 把每一步的梯度加进字典，apply_grads 更新 Δ。
+    · 引擎（toyllm.rl.train，预设 "grpo"）：所有题 × 所有份 × 所有步放在 numpy 数组里一起算，梯度用 np.bincount 合并；
+      它每次迭代还顺便算了留出题上的精确 pass@1、熵、KL 等记录，朴素循环没有做这些。
+    两边的随机数用法不同（random.Random 和 numpy），所以训练轨迹不同，但最后的精确 pass@1 应该差不多。
+    速度目标：引擎至少快 20 倍，并且在 2 核的机器上 0.25 秒以内跑完。计时只在这里打印，不写成单元测试。
+"""
+
+import math
+import random
+import statistics
+import sys
+import time
+
+from .exact import correct_paths, exact_pass_at_1
+from .rl import default_problems, preset, train
+from .trainable import TrainableLLM, add_grad, apply_grads, probs_for, step_records
+
+ITERATIONS = 50
+BATCH_PROBLEMS = 32
+GROUP_SIZE = 8
+
+
+def plain_grpo_gradient(model, groups, batch_problems, std_eps=1e-4):
+    """
+    一次迭代的梯度（参考模块的写法）：groups 是 [(题目, [G 份 Sample]), ...]。
+
+    【思路】A = (r − 组平均) / (组样本标准差 + std_eps)；每一步 add_grad(权重 = A / (题数 × G × 这份解答的步数))，
+        即 seq-mean 聚合。奖励全相同的组优势全是 0，直接跳过。
+    【返回】{情境: [g0, g1, g2]}（上升方向，交给 apply_grads）
+    """
+    grads = {}
+    for problem, samples in groups:
+        rewards = [1.0 if s.correct else 0.0 for s in samples]
+        if max(rewards) == min(rewards):
+            continue                                      # 奖励全相同：优势全是 0，没有梯度
+        mean_r, std_r = statistics.fmean(rewards), statistics.stdev(rewards)
+        for sample, r in zip(samples, rewards):
+            adv = (r - mean_r) / (std_r + std_eps)
+            records = step_records(problem, sample)
+            weight = adv / (batch_problems * len(samples) * len(records))            # seq-mean
+            for (key, action), probs in zip(records, probs_for(model, problem, sample)):
+                add_grad(grads, key, action, probs, weight)
+    return grads
+
+
+def plain_grpo(model, problems, iterations=ITERATIONS, batch_problems=BATCH_PROBLEMS, group_size=GROUP_SIZE, lr=2.0,
+               std_eps=1e-4, seed=0):
+    """
+    参考模块风格的 GRPO（纯 Python，一步一步算）。和 rl.train(model, "grpo") 是同一个算法。
+
+    【参数】model：TrainableLLM（原地训练）；problems：list of Problem；其余同 RLConfig
+    【返回】model
+    """
+    rng = random.Random(seed)
+    for _ in range(iterations):
+        groups = [(p, [model.generate(p, rng) for _ in range(group_size)]) for p in rng.sample(problems, batch_problems)]
+        apply_grads(model, plain_grpo_gradient(model, groups, batch_problems, std_eps), lr)
+    return model
+
+
+def run(size=1e9, seed=0, out=print, repeats=5):
+    """
+    跑基准并打印结果。【返回】dict：plain_seconds、engine_seconds、ratio、各自的 pass@1（测试可以直接调用）。
+    """
+    train_set, heldout = default_problems(seed)
+    paths = correct_paths(heldout)
+    cfg = preset("grpo", iterations=ITERATIONS, batch_problems=BATCH_PROBLEMS, group_size=GROUP_SIZE, seed=seed)
+    start = exact_pass_at_1(TrainableLLM(size), paths)
+    out(f"同一个 GRPO 训练：{ITERATIONS} 次迭代 × {BATCH_PROBLEMS} 题 × G = {GROUP_SIZE}，{TrainableLLM(size).name} 模型，"
+        f"学习率 {cfg.lr:g}；训练前留出题上的精确 pass@1 = {start:.3f}")
+
+    train(TrainableLLM(size), cfg.replace(iterations=2), train_set, paths)          # 预热（第一次调用的额外开销）
+    engine_times, engine_model = [], None
+    for _ in range(repeats):
+        model = TrainableLLM(size)
+        t0 = time.perf_counter()
+        train(model, cfg, train_set, paths)
+        engine_times.append(time.perf_counter() - t0)
+        engine_model = model
+    engine_s = min(engine_times)
+
+    plain_model = TrainableLLM(size)
+    t0 = time.perf_counter()
+    plain_grpo(plain_model, train_set, lr=cfg.lr, std_eps=cfg.std_eps, seed=seed)
+    plain_s = time.perf_counter() - t0
+
+    p_plain, p_engine = exact_pass_at_1(plain_model, paths), exact_pass_at_1(engine_model, paths)
+    ratio = plain_s / engine_s if engine_s > 0 else math.inf
+    out(f"朴素 Python 循环（generate / step_records / probs_for / add_grad / apply_grads）：{plain_s:.3f} 秒，"
+        f"训练后精确 pass@1 = {p_plain:.3f}")
+    out(f"向量化引擎（toyllm.rl.train）：{engine_s:.3f} 秒（{repeats} 次里最快的一次），训练后精确 pass@1 = {p_engine:.3f}")
+    out(f"引擎快 {ratio:.1f} 倍。目标：≥ 20 倍{'（达到）' if ratio >= 20 else '（没达到）'}，"
+        f"引擎 < 0.25 秒{'（达到）' if engine_s < 0.25 else '（没达到）'}。")
+    close = abs(p_plain - p_engine) < 0.05
+    out(f"两边训练后的 pass@1 {'相近' if close else '相差较大'}（差 {abs(p_plain - p_engine):.3f}；"
+        f"随机数不同，训练轨迹不同，允许几个百分点的差别）。")
+    return {"plain_seconds": plain_s, "engine_seconds": engine_s, "ratio": ratio, "start_pass1": start,
+            "plain_pass1": p_plain, "engine_pass1": p_engine}
+
+
+def add_arguments(parser):
+    """bench 子命令的选项。"""
+    parser.add_argument("--size", type=float, default=1e9, help="模型参数量（默认 1e9）")
+    parser.add_argument("--seed", type=int, default=0, help="随机种子（默认 0）")
+    parser.add_argument("--repeats", type=int, default=5, help="引擎跑几次取最快的一次（默认 5）")
+    return parser
+
+
+def main(args=None):
+    """python -m toyllm bench 的入口。"""
+    size = getattr(args, "size", 1e9)
+    seed = getattr(args, "seed", 0)
+    repeats = getattr(args, "repeats", 5)
+    run(size, seed, out=lambda s: print(s, flush=True), repeats=repeats)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
