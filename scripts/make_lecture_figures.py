@@ -1,0 +1,416 @@
+"""
+重新生成讲义里的图和数字：lectures/figures/*.png、lectures/figures/numbers.json，
+以及两份讲义里 <!-- generated:名字 --> … <!-- /generated:名字 --> 之间的表格。
+
+【思路】讲义里的每一个结果数字都由这里的代码算出来，不手打：
+    1. compute()：跑评估和几次 RL 训练（全部固定种子），得到一个"数字字典"和画图用的数据；
+    2. render_blocks(numbers)：把数字排成 Markdown 表格（讲义里被标记的那几段）；
+    3. draw_figures(data, 目录)：用 toyllm.plots 画图，存成 PNG（固定 dpi、不写软件版本，所以同样的输入得到同样的文件）。
+    tests/test_lectures.py 检查讲义里的表格 == render_blocks(numbers.json)，并检查正文里的定性说法
+    （"越大越好"、"基座不会反超"……）和这些数字一致；慢测试（-m slow）重新运行 compute() 和 numbers.json 比较。
+
+【用法】（在仓库根目录）
+    .venv/bin/python scripts/make_lecture_figures.py            # 重新计算，写图、numbers.json、讲义里的表格
+    .venv/bin/python scripts/make_lecture_figures.py --check    # 只检查讲义、numbers.json 是否和重新计算的一致
+    .venv/bin/python scripts/make_lecture_figures.py --no-figures   # 只更新数字和表格，不画图
+"""
+
+import argparse
+import json
+import math
+import random
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from toyllm import CONTEXT_NAMES, CONTEXTS, ToyLLM, TrainableLLM, fmt_size, make_problem_set  # noqa: E402
+from toyllm.evaluation import inference_curves, scaling_curve  # noqa: E402
+from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k  # noqa: E402
+from toyllm.policy import prob_table  # noqa: E402
+from toyllm.rl import default_problems, preset, train  # noqa: E402
+
+LECTURES = ROOT / "lectures"
+FIGURES = LECTURES / "figures"
+NUMBERS = FIGURES / "numbers.json"
+NOTES = (LECTURES / "lecture01_toy_llm.md", LECTURES / "lecture06_scaling_rl.md")
+DPI = 100
+
+# ---- 实验设置（讲义里的表格会把它们写出来）----
+SIZES = (1e8, 1e9, 1e10, 1e11, 1e12)               # pass@1 随规模
+TTC_SIZES = (1e9, 1e10)                            # 测试时计算：小模型多采样 vs 大模型采一次
+TTC_N = 16                                         # 每道题采样几次
+GRPO_SIZE = 1e9                                    # GRPO 训练曲线、Yue et al. 对照
+CURVE_SIZES = (1e8, 1e9, 1e10)                     # RL 计算量曲线
+TARGET = 0.8                                       # "到 pass@1 ≥ 0.8 用了多少解答"
+CLIP = {"size": 1e8, "lr": 30.0, "mu": 4, "iterations": 100, "seeds": (0, 1, 2, 3), "last": 20}
+YUE_KS = tuple(2 ** i for i in range(9))           # 1 … 256
+YUE_TABLE_KS = (1, 4, 16, 64, 256)
+
+
+def lecture_problems():
+    """课堂上反复用的 100 道 3~8 步的题。"""
+    return make_problem_set(random.Random(0), 100, 3, 8)
+
+
+def _r(x, nd=6):
+    return float(round(float(x), nd))
+
+
+def _harmless_contexts(problems):
+    """在正确路径上 bug 从不咬人的情境（下标）：出现过、而且每一次 bug 都恰好算对。"""
+    paths = correct_paths(problems)
+    out = []
+    for i in range(len(CONTEXTS)):
+        sel = paths.mask & (paths.ctx == i)
+        if sel.any() and paths.bug_ok[sel].all():
+            out.append(i)
+    return out
+
+
+def fit_sigmoid(C, R, R0, A_max=1.0):
+    """
+    拟合 R(C) − R0 = (A − R0) / (1 + (C_mid / C)^B)（ScaleRL 的形式，R0 固定为训练开始时的值）。
+
+    【思路】固定 (B, C_mid) 时 A 是线性最小二乘的解（再截到 [R0, A_max] 里：pass@1 不会超过 1）；
+        在 (log C_mid, B) 的网格上搜索，再在最好的点附近逐步加密网格。
+        全部是确定性的计算，同样的数据得到同样的结果。
+    【返回】dict(A, B, C_mid, rmse)
+    """
+    C, R = np.asarray(C, dtype=float), np.asarray(R, dtype=float)
+    y = R - R0
+
+    def best_A(B, cm):
+        s = 1.0 / (1.0 + (cm / C) ** B)
+        amp = min(max(float(s @ y / (s @ s)), 0.0), A_max - R0)
+        return amp, float(np.sqrt(np.mean((amp * s - y) ** 2)))
+
+    lo_c, hi_c = math.log(C.min()) - 2.0, math.log(C.max()) + 2.0
+    lo_b, hi_b = 0.1, 6.0
+    best = None
+    for _ in range(6):
+        for lc in np.linspace(lo_c, hi_c, 61):
+            for B in np.linspace(lo_b, hi_b, 60):
+                amp, err = best_A(B, math.exp(lc))
+                if best is None or err < best[0]:
+                    best = (err, amp, float(B), float(lc))
+        _, _, B0, lc0 = best
+        wc, wb = (hi_c - lo_c) / 10, (hi_b - lo_b) / 10
+        lo_c, hi_c = lc0 - wc, lc0 + wc
+        lo_b, hi_b = max(0.01, B0 - wb), B0 + wb
+    err, amp, B, lc = best
+    return {"A": R0 + amp, "B": B, "C_mid": math.exp(lc), "rmse": err}
+
+
+def sigmoid(C, R0, A, B, C_mid):
+    C = np.asarray(C, dtype=float)
+    return R0 + (A - R0) / (1.0 + (C_mid / C) ** B)
+
+
+# =============================================================================
+# 计算
+# =============================================================================
+def compute_evaluation():
+    """不需要训练的部分（几秒钟）：pass@1 随规模、测试时计算。【返回】(numbers, data)"""
+    problems = lecture_problems()
+    numbers, data = {}, {}
+
+    # 1. pass@1 随规模（精确值）
+    numbers["pass1_by_size"] = [
+        {"size": s, "cot": _r(exact_pass_at_1(ToyLLM(s), problems)),
+         "no_cot": _r(exact_pass_at_1(ToyLLM(s, cot=False), problems))} for s in SIZES]
+    data["scaling"] = scaling_curve(problems, np.random.default_rng(0))
+
+    # 2. 测试时计算
+    ttc = inference_curves([ToyLLM(s) for s in TTC_SIZES], problems, TTC_N, np.random.default_rng(1))
+    data["ttc"] = ttc
+    rows = []
+    for s, m in zip(TTC_SIZES, ttc["models"]):
+        for k, ex, mj, mse in zip(ttc["ks"], m["exact_pass_at_k"], m["maj_at_k"], m["maj_at_k_se"]):
+            rows.append({"size": s, "k": int(k), "compute": s * k, "exact_pass_at_k": _r(ex),
+                         "maj_at_k": _r(mj), "maj_at_k_se": _r(mse)})
+    numbers["test_time_compute"] = {"n": TTC_N, "problems": len(problems), "rows": rows}
+    return numbers, data
+
+
+def compute():
+    """跑全部实验（约半分钟）。【返回】(numbers, data)：numbers 是写进 numbers.json 的数字；data 是画图用的东西。"""
+    numbers, data = compute_evaluation()
+    numbers.update(compute_training(data))
+    return numbers, data
+
+
+def compute_training(data):
+    """RL 训练的部分：GRPO 曲线、RL 计算量的 S 形拟合、Yue et al. 对照、clip-higher。画图用的东西放进 data。"""
+    numbers = {}
+    # 3. GRPO 训练（1B），以及 RL 计算量曲线（三种大小）
+    train_set, heldout = default_problems(0)
+    runs = {}
+    for s in CURVE_SIZES:
+        model = TrainableLLM(s)
+        hist = train(model, preset("grpo"), train_set, heldout)
+        runs[s] = (model, hist)
+    model, hist = runs[GRPO_SIZE]
+    cfg = hist.meta["config"]
+    numbers["grpo"] = {
+        "size": GRPO_SIZE, "iterations": cfg["iterations"], "batch_problems": cfg["batch_problems"],
+        "group_size": cfg["group_size"], "lr": cfg["lr"], "n_train": len(train_set), "n_heldout": len(heldout),
+        "pass1_start": _r(hist.meta["start_pass1_exact"]), "pass1_end": _r(hist["pass1_exact"][-1]),
+        "entropy_first": _r(hist["entropy"][0]), "entropy_last": _r(hist["entropy"][-1]),
+        "zero_std_first": _r(hist["zero_std"][0]), "zero_std_last": _r(hist["zero_std"][-1]),
+        "samples": int(hist["samples"][-1]),
+    }
+    data["grpo_hist"], data["grpo_model"] = hist, model
+
+    curves = []
+    data["curves"] = {}
+    for s in CURVE_SIZES:
+        m, h = runs[s]
+        C = np.asarray(h["samples"], dtype=float)
+        R = np.asarray(h["pass1_exact"], dtype=float)
+        R0 = float(h.meta["start_pass1_exact"])
+        fit = fit_sigmoid(C, R, R0)
+        reach = next((int(c) for c, p in zip(C, R) if p >= TARGET), None)
+        curves.append({"size": s, "R0": _r(R0), "A": _r(fit["A"]), "B": _r(fit["B"]), "C_mid": _r(fit["C_mid"], 1),
+                       "rmse": _r(fit["rmse"]), "final": _r(R[-1]), "samples_to_target": reach,
+                       "samples": int(C[-1])})
+        data["curves"][s] = (C, R, R0, fit)
+    numbers["sigmoid_fit"] = {"target": TARGET, "rows": curves}
+
+    # 4. Yue et al.：基座 vs GRPO 之后，pass@k（精确，留出题）
+    base = exact_pass_at_k(TrainableLLM(GRPO_SIZE), heldout, YUE_KS)
+    rl = exact_pass_at_k(model, heldout, YUE_KS)
+    numbers["yue"] = {
+        "size": GRPO_SIZE,
+        "rows": [{"k": k, "base": _r(base[k]), "rl": _r(rl[k]), "diff": _r(base[k] - rl[k])} for k in YUE_KS],
+        "max_base_minus_rl": float(max(base[k] - rl[k] for k in YUE_KS)),
+    }
+    data["yue"] = (base, rl)
+
+    # 5. 对称裁剪 vs clip-higher
+    harmless = _harmless_contexts(heldout)
+    others = [i for i in range(len(CONTEXTS)) if i not in harmless]
+    clip_rows, clip_curves = [], {}
+    for eh in (0.2, 0.28):
+        ent, p1, pb_h, pb_o, cl_hi, curves_e = [], [], [], [], [], []
+        for seed in CLIP["seeds"]:
+            m = TrainableLLM(CLIP["size"])
+            h = train(m, preset("grpo", mu=CLIP["mu"], lr=CLIP["lr"], iterations=CLIP["iterations"],
+                                eps_high=eh, seed=seed), train_set, heldout)
+            e = np.asarray(h["entropy"], dtype=float)
+            curves_e.append(e)
+            ent.append(float(np.mean(e[-CLIP["last"]:])))
+            p1.append(h["pass1_exact"][-1])
+            pt = prob_table(m)
+            pb_h.append(float(pt[harmless, 1].mean()))
+            pb_o.append(float(pt[others, 1].mean()))
+            cl_hi.append(float(np.mean(h["clip_high"])))
+        clip_rows.append({"eps_high": eh, "entropy_last": _r(np.mean(ent)), "pass1_end": _r(np.mean(p1)),
+                          "p_bug_harmless": _r(np.mean(pb_h)), "p_bug_other": _r(np.mean(pb_o)),
+                          "clip_high": _r(np.mean(cl_hi)),
+                          "entropy_last_by_seed": [_r(x) for x in ent]})
+        clip_curves[eh] = np.mean(np.stack(curves_e), axis=0)
+    numbers["clip_higher"] = {**{k: (list(v) if isinstance(v, tuple) else v) for k, v in CLIP.items()},
+                              "harmless_contexts": [CONTEXT_NAMES[CONTEXTS[i]] for i in harmless],
+                              "rows": clip_rows}
+    data["clip_curves"] = clip_curves
+    return numbers
+
+
+# =============================================================================
+# 表格
+# =============================================================================
+def _sci(x):
+    """1e9 → "1e9"（10 的整数次幂写成短的科学计数法）。"""
+    e = round(math.log10(x))
+    return f"1e{e}" if 10.0 ** e == x else f"{x:g}"
+
+
+def _f(x, nd=4):
+    return f"{x:.{nd}f}"
+
+
+def render_blocks(numbers):
+    """把数字排成 Markdown：{块名: 文本}。讲义里 <!-- generated:块名 --> 和 <!-- /generated:块名 --> 之间就是这段文本。"""
+    blocks = {}
+
+    lines = ["| 参数量 | pass@1（有思维链） | pass@1（无思维链） |", "|---|---|---|"]
+    for row in numbers["pass1_by_size"]:
+        lines.append(f"| {fmt_size(row['size'])} | {_f(row['cot'])} | {_f(row['no_cot'])} |")
+    blocks["pass1_by_size"] = "\n".join(lines)
+
+    t = numbers["test_time_compute"]
+    lines = [f"每道题采样 {t['n']} 次，{t['problems']} 道题。maj@k 是采样估计（± 后是标准误）。", "",
+             "| 模型 | k | 推理计算量（k × 参数量） | 精确 pass@k | maj@k |", "|---|---|---|---|---|"]
+    for row in t["rows"]:
+        lines.append(f"| {fmt_size(row['size'])} | {row['k']} | {fmt_size(row['compute'])} | "
+                     f"{_f(row['exact_pass_at_k'])} | {_f(row['maj_at_k'])} ± {_f(row['maj_at_k_se'])} |")
+    blocks["test_time_compute"] = "\n".join(lines)
+
+    g = numbers["grpo"]
+    blocks["grpo"] = "\n".join([
+        f"设置：`TrainableLLM({_sci(g['size'])})`，预设 `grpo`（G = {g['group_size']}，每次 {g['batch_problems']} 道题，"
+        f"lr = {g['lr']:g}），{g['iterations']} 次迭代，{g['n_train']} 道训练题，{g['n_heldout']} 道留出题，"
+        f"一共采样 {g['samples']} 份解答。", "",
+        "| 量 | 第一次迭代 | 最后一次迭代 |", "|---|---|---|",
+        f"| 留出题上的精确 pass@1 | {_f(g['pass1_start'])}（训练前） | {_f(g['pass1_end'])} |",
+        f"| 策略的平均熵（nats） | {_f(g['entropy_first'])} | {_f(g['entropy_last'])} |",
+        f"| 奖励全相同的组的比例 | {_f(g['zero_std_first'])} | {_f(g['zero_std_last'])} |",
+    ])
+
+    c = numbers["clip_higher"]
+    lines = [f"设置：`TrainableLLM({_sci(c['size'])})`，预设 `grpo` 改成 μ = {c['mu']}、lr = {c['lr']:g}，"
+             f"{c['iterations']} 次迭代；每种裁剪跑 {len(c['seeds'])} 个种子，下表是平均值。"
+             f"熵取最后 {c['last']} 次迭代的平均。"
+             f"\"bug 不咬人的情境\"指在正确路径上 bug 总是恰好算对的情境：{''.join('「' + n + '」' for n in c['harmless_contexts'])}。", "",
+             "| 裁剪 | 熵（nats） | 最终精确 pass@1 | bug 不咬人的情境里 P(bug) | 其余情境里 P(bug) | 上界裁剪比例 |",
+             "|---|---|---|---|---|---|"]
+    for row in c["rows"]:
+        name = "对称" if row["eps_high"] == 0.2 else "clip-higher"
+        lines.append(f"| {name}：ε_low = 0.2，ε_high = {row['eps_high']:g} | {_f(row['entropy_last'])} | "
+                     f"{_f(row['pass1_end'])} | {_f(row['p_bug_harmless'])} | {_f(row['p_bug_other'])} | "
+                     f"{_f(row['clip_high'])} |")
+    blocks["clip_higher"] = "\n".join(lines)
+
+    s = numbers["sigmoid_fit"]
+    lines = ["每个基座用默认的 `grpo` 预设训练；横轴 C 是累计采样的解答数，纵轴是留出题上的精确 pass@1。", "",
+             f"| 基座 | $R_0$ | $A$ | $B$ | $C_{{\\text{{mid}}}}$（解答数） | 拟合误差（RMSE） | "
+             f"到 pass@1 ≥ {s['target']:g} 用的解答数 |",
+             "|---|---|---|---|---|---|---|"]
+    for row in s["rows"]:
+        reach = "没有达到" if row["samples_to_target"] is None else str(row["samples_to_target"])
+        lines.append(f"| {fmt_size(row['size'])} | {_f(row['R0'])} | {_f(row['A'])} | {_f(row['B'], 2)} | "
+                     f"{row['C_mid']:.0f} | {_f(row['rmse'])} | {reach} |")
+    blocks["sigmoid_fit"] = "\n".join(lines)
+
+    y = numbers["yue"]
+    lines = [f"`TrainableLLM({_sci(y['size'])})` 训练前（基座）和上面那次 GRPO 训练之后，留出题上的**精确** pass@k。", "",
+             "| k | 基座 | GRPO 之后 | 基座 − GRPO |", "|---|---|---|---|"]
+    by_k = {row["k"]: row for row in y["rows"]}
+    for k in YUE_TABLE_KS:
+        row = by_k[k]
+        lines.append(f"| {k} | {_f(row['base'])} | {_f(row['rl'])} | {row['diff']:+.4f} |")
+    lines += ["", f"k = 1, 2, 4, …, 256 中，\"基座 − GRPO\" 的最大值是 {y['max_base_minus_rl']:.1e}。"]
+    blocks["yue"] = "\n".join(lines)
+    return blocks
+
+
+BLOCK_RE = re.compile(r"(<!-- generated:(?P<name>[a-z0-9_]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)",
+                      re.S)
+
+
+def read_blocks(text):
+    """讲义里的生成块 {名字: 内容（不含首尾换行）}。"""
+    return {m.group("name"): m.group("body").strip("\n") for m in BLOCK_RE.finditer(text)}
+
+
+def fill_blocks(text, blocks):
+    """把讲义里的生成块换成新内容；讲义里提到、但 blocks 里没有的块报错。"""
+    def sub(m):
+        name = m.group("name")
+        if name not in blocks:
+            raise KeyError(f"讲义里的生成块 {name!r} 没有对应的内容（render_blocks 里没有这个名字）")
+        return f"{m.group(1)}{blocks[name]}\n{m.group(4)}"
+    return BLOCK_RE.sub(sub, text)
+
+
+# =============================================================================
+# 画图
+# =============================================================================
+def draw_figures(data, out):
+    """画讲义里的全部图，存到 out 目录。"""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from toyllm.plots import (SINGLE, plot_context_bars, plot_pass_at_k, plot_scaling, plot_test_time_compute,
+                              plot_training_curves)
+    from toyllm.plotstyle import use_chinese_font
+
+    use_chinese_font()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def save(fig, name):
+        fig.savefig(out / name, dpi=DPI, metadata={"Software": None})
+        plt.close(fig)
+
+    save(plot_scaling(data["scaling"]), "pass1_vs_size.png")
+    save(plot_test_time_compute(data["ttc"]), "passk_two_sizes.png")
+    save(plot_training_curves(data["grpo_hist"], x="iteration", columns=["pass1_exact", "entropy", "zero_std"],
+                              title=f"GRPO 训练曲线（{fmt_size(GRPO_SIZE)} 模型，默认设置）"), "grpo_curve.png")
+    save(plot_context_bars(TrainableLLM(GRPO_SIZE), data["grpo_model"], labels=("训练前", "GRPO 之后")),
+         "context_bars.png")
+    base, rl = data["yue"]
+    save(plot_pass_at_k({f"基座 {fmt_size(GRPO_SIZE)}": base, "GRPO 之后": rl},
+                        title="基座与 RL 之后的 pass@k（留出题，精确值）"), "passk_base_vs_rl.png")
+
+    fig, ax = plt.subplots(figsize=SINGLE)
+    for eh, curve in data["clip_curves"].items():
+        label = f"对称裁剪（ε_high = {eh:g}）" if eh == 0.2 else f"clip-higher（ε_high = {eh:g}）"
+        ax.plot(np.arange(1, len(curve) + 1), curve, label=label)
+    ax.set_xlabel("迭代次数")
+    ax.set_ylabel("熵（nats）")
+    ax.set_title(f"熵随训练下降：对称裁剪 vs clip-higher（{fmt_size(CLIP['size'])}，μ = {CLIP['mu']}，"
+                 f"{len(CLIP['seeds'])} 个种子平均）")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    save(fig, "clip_higher_entropy.png")
+
+    fig, ax = plt.subplots(figsize=SINGLE)
+    for i, (s, (C, R, R0, fit)) in enumerate(data["curves"].items()):
+        ax.plot(C, R, ".", ms=3, color=f"C{i}", alpha=0.6)
+        grid = np.geomspace(C.min(), C.max(), 200)
+        ax.plot(grid, sigmoid(grid, R0, fit["A"], fit["B"], fit["C_mid"]), color=f"C{i}",
+                label=f"{fmt_size(s)}：A = {fit['A']:.3f}，B = {fit['B']:.2f}")
+    ax.axhline(TARGET, color="0.5", ls=":", lw=1)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("RL 计算量 C（累计采样的解答数）")
+    ax.set_ylabel("留出题上的精确 pass@1")
+    ax.set_title("RL 计算量与 pass@1：点是训练记录，线是 S 形拟合")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    save(fig, "rl_compute_sigmoid.png")
+
+
+# =============================================================================
+# 入口
+# =============================================================================
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="重新生成讲义的图、numbers.json 和讲义里的表格")
+    parser.add_argument("--check", action="store_true", help="只检查，不写文件；不一致时退出码为 1")
+    parser.add_argument("--no-figures", action="store_true", help="不画图")
+    args = parser.parse_args(argv)
+
+    numbers, data = compute()
+    blocks = render_blocks(numbers)
+    text_json = json.dumps(numbers, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    if args.check:
+        ok = NUMBERS.is_file() and NUMBERS.read_text(encoding="utf-8") == text_json
+        for note in NOTES:
+            text = note.read_text(encoding="utf-8")
+            if fill_blocks(text, blocks) != text:
+                print(f"✗ {note.relative_to(ROOT)} 里的表格和重新计算的不一致")
+                ok = False
+        print("✓ 讲义的数字都是最新的" if ok else "✗ 请运行 python scripts/make_lecture_figures.py")
+        return 0 if ok else 1
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    NUMBERS.write_text(text_json, encoding="utf-8")
+    for note in NOTES:
+        note.write_text(fill_blocks(note.read_text(encoding="utf-8"), blocks), encoding="utf-8")
+    if not args.no_figures:
+        draw_figures(data, FIGURES)
+    print(f"已写入 {NUMBERS.relative_to(ROOT)}、两份讲义里的表格" + ("" if args.no_figures else "和 lectures/figures/*.png"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
