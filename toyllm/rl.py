@@ -238,7 +238,8 @@ PRESETS = types.MappingProxyType({
     "dr_grpo": _BASE.replace(advantage="mean", loss_agg="constant"),
     # PPO 式更新：每批更新 μ = 4 次、对称裁剪 0.2、整批标准化优势、按步平均、带 KL 惩罚（没有 critic，见模块说明）
     "ppo": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04),
-    # DAPO：clip-higher（0.2 / 0.28）、动态采样、按步平均、没有 KL；μ = 4 让裁剪真的起作用
+    # DAPO：clip-higher（0.2 / 0.28）、动态采样、按步平均、没有 KL；μ = 4 让比率能离开 1
+    # （默认 lr = 2 时离开得很少，裁剪几乎不发生；notebook 06 用 lr = 30 才看得到裁剪和 clip-higher 的效果）
     "dapo": _BASE.replace(loss_agg="token-mean", mu=4, eps_high=0.28, dynamic_sampling=True),
 })
 """
@@ -443,9 +444,10 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
         clipped_low = (ρ < 1 − ε_low) & (A < 0)，clipped_high = (ρ > 1 + ε_high) & (A > 0)
         （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）
     【边界】ratio 必须 > 0（它是两个概率之比）。
-        在这个玩具里，"低概率、优势为正"的做法主要是小模型在难情境里的 correct，clip-higher 让它在一批数据里
-        涨得更多 —— 学得更快，熵反而降得更快；DAPO 说 clip-higher 让熵保持得更高，是因为真实 LLM 里有大量
-        同样可行的低概率 token。玩具里唯一"同样可行"的选择是不咬人的 bug，它的比率很少越过上界。
+        在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生（默认 lr = 2 时比率几乎不离开 [0.8, 1.2]，
+        PPO / DAPO 预设和 GRPO 的曲线一样）。裁剪确实发生时（notebook 06：1e8、μ = 4、lr = 30），clip-higher
+        让"同样可行"的低概率做法 —— 不咬人情境里的 bug —— 保留了更多概率，熵更高，pass@1 不变；
+        这和 DAPO 在真实 LLM 上看到的方向一致。单看一批数据，它让低概率、优势为正的 correct 涨得更多。
     【例子】clipped_surrogate(np.array([1.0, 1.5, 0.5]), np.array([1.0, 1.0, -1.0]))
         → loss [−1.0, −1.2, 0.8]，clipped_high [F, T, F]，clipped_low [F, F, T]
     【Python 小知识】np.minimum 是逐元素的 min（内置的 min 只能比两个数）；np.clip(x, lo, hi) 把 x 夹在区间里。
