@@ -477,3 +477,28 @@ def test_train_rejects_bad_arguments(problems):
         train(TrainableLLM(1e9), "grpo", [], paths)
     with pytest.raises(TypeError, match="callback"):
         train(TrainableLLM(1e9), "grpo", train_set, paths, callback=3)
+
+
+def test_score_vectors_equal_the_add_grad_loop():
+    """score_vectors 的每一行 = 参考模块风格的 add_grad 循环对这一份解答累加的结果。"""
+    import random as _random
+
+    import numpy as _np
+
+    from toyllm import CONTEXTS, TrainableLLM, add_grad, make_problem_set
+    from toyllm.rl import score_vectors
+    from toyllm.sampler import sample_rollouts
+
+    problems = make_problem_set(_random.Random(0), 6, 3, 8)
+    model = TrainableLLM(1e9)
+    model.params[...] = _np.random.default_rng(1).normal(size=(12, 3))
+    r = sample_rollouts(model, problems, 3, _np.random.default_rng(2))
+    S = score_vectors(r)
+    for i in range(len(r)):
+        grads = {}
+        for t in range(r.lengths[i]):
+            add_grad(grads, CONTEXTS[r.ctx[i, t]], r.actions[i, t], r.probs[i, t].tolist(), 1.0)
+        expected = _np.zeros((12, 3))
+        for key, g in grads.items():
+            expected[CONTEXTS.index(key)] = g
+        assert _np.max(_np.abs(S[i] - expected)) < 1e-12

@@ -30,7 +30,7 @@ from .evaluation import (Estimate, SampleSet, best_of_k, best_of_n, compare_exac
                          scaling_curve, verify)
 from .rl import (PRESETS, History, KLEstimates, LossResult, RLConfig, Surrogate, aggregate_loss, aggregation_weights,
                  clipped_surrogate, default_problems, diff_presets, group_advantages, kl_estimates, policy_loss, preset,
-                 presets_table, step_rewards, train)
+                 presets_table, score_vectors, step_rewards, train)
 from .imitation import (distinct_mask, expert_iteration, hinted_rollouts, rejection_sampling_ft, rollouts_to_data, sft_counts,
                         sft_rollouts, star, step_counts)
 from .checkpoint import (Checkpoint, CheckpointError, load_history, load_model, read_checkpoint, save_history,

@@ -291,7 +291,7 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     ax.set_xlabel("P(选「正确」)")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)     # 放到图下面，不挡住横条上的数字
     fig.tight_layout()
     return fig
 

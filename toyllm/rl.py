@@ -547,6 +547,23 @@ def aggregate_loss(per_step, mask, how="seq-mean", max_len=None):
 # =============================================================================
 # 奖励与梯度
 # =============================================================================
+def score_vectors(rollouts):
+    """
+    每份解答的"得分向量" S_i = Σ_t (e_{a_t} − π(·|c_t))，按情境放好。
+
+    【思路】∂ log π(a | c) / ∂ z = e_a − π(· | c)（第 02 个 notebook 第 1 节）；整份解答的 log 概率是各步之和，
+        所以它对 Δ 的梯度就是把每一步的 e_a − π 加到它所在情境的那一行。REINFORCE 的估计是 (1/B) Σ_i A_i S_i。
+    【参数】rollouts：sampler.Rollouts（probs 是采样时的概率，temperature = 1）
+    【返回】numpy 数组，形状 (B, 12, 3)
+    【例子】S = score_vectors(r); g_hat = (rewards[:, None, None] * S).mean(axis=0)
+    【Python 小知识】np.add.at 是"不跳过重复下标"的 +=：同一份解答两次经过同一个情境，两步都加进去。
+    """
+    m = rollouts.mask
+    out = np.zeros((len(rollouts), _N_CTX, 3))
+    np.add.at(out, (np.nonzero(m)[0], rollouts.ctx[m]), np.eye(3)[rollouts.actions[m]] - rollouts.probs[m])
+    return out
+
+
 def step_rewards(rollouts, kind="outcome"):
     """
     奖励：outcome 是 (B,) 的 0/1（最终答案对不对）；process / procedure 是 (B, L) 的每步 0/1。

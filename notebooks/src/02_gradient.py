@@ -249,19 +249,16 @@ show_check(compare_grads("精确梯度 vs 有限差分", exact_grad, model=model
 # 每一步用的正是第 1 节的公式，整份解答是第 2 节的求和，再乘上这份解答的奖励。
 #
 # 下面用向量化的采样器 `sample_rollouts` 一次采很多份解答（每一步的情境、做法、概率都在数组里）。
-# `rollout_scores` 算出每一份解答的 $\sum_t (e_{a_t} - \pi)$，放进它经过的情境那一行；这几行就是上面公式的直接翻译。
+# 包里的 `toyllm.rl.score_vectors` 算出每一份解答的 $\sum_t (e_{a_t} - \pi)$，放进它经过的情境那一行。下面打印出它的代码：说明文字后面那几行就是上面公式的直接翻译。
 #
 # 奖励 $R_i$ 取"每一步都对"（`step_ok` 全为真），和精确值算的是同一件事。
 # 只看最终答案的奖励几乎一样，只差"写错以后又被后面的错误碰巧改对"的极少数解答（输出的第一行数了有几份）。
 
 # %%
-def rollout_scores(rollouts):
-    """每份解答的 Σ_t (e_{a_t} − π(·|c_t))，按情境放好：形状 (B, 12, 3)。"""
-    m = rollouts.mask                                             # (B, L)：这一步存在
-    per_step = np.eye(3)[rollouts.actions[m]] - rollouts.probs[m]  # 每一步的 e_a − π
-    out = np.zeros((len(rollouts), len(CONTEXTS), 3))
-    np.add.at(out, (np.nonzero(m)[0], rollouts.ctx[m]), per_step)  # 同一份解答、同一情境的步加在一起
-    return out
+import inspect
+from toyllm.rl import score_vectors
+
+print(inspect.getsource(score_vectors))
 
 
 def all_steps_right(rollouts):
@@ -276,7 +273,7 @@ def reinforce_estimate(scores, weights):
 
 batch = prepare_problems(problems)
 rollouts = sample_rollouts(model, batch, 8, np.random.default_rng(0))
-scores = rollout_scores(rollouts)
+scores = score_vectors(rollouts)
 R = all_steps_right(rollouts)
 estimate = reinforce_estimate(scores, R)
 print(f"{len(problems)} 道题 × 每道 8 份 = {len(rollouts)} 份解答，平均奖励 {R.mean():.3f}；"
@@ -309,7 +306,7 @@ for n in (8, 32, 128, 512):
     errors = []
     for seed in range(5):
         r = sample_rollouts(model, batch, n, np.random.default_rng([n, seed]))
-        errors.append(np.linalg.norm(reinforce_estimate(rollout_scores(r), all_steps_right(r)) - exact_grad))
+        errors.append(np.linalg.norm(reinforce_estimate(score_vectors(r), all_steps_right(r)) - exact_grad))
     err = math.sqrt(np.mean(np.square(errors)))
     print(pad(n, 18) + pad(len(r), 10, "right") + f"{err:18.4f}{err * math.sqrt(n):12.3f}")
 
@@ -336,7 +333,7 @@ for n in (8, 32, 128, 512):
 reps, G = 400, 8
 P = len(problems)
 big = sample_rollouts(model, batch, G * reps, np.random.default_rng(1))
-big_scores = rollout_scores(big)                                  # (P × G × reps, 12, 3)
+big_scores = score_vectors(big)                                  # (P × G × reps, 12, 3)
 R = all_steps_right(big)
 
 

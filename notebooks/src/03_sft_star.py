@@ -136,7 +136,6 @@ plt.show()
 # %%
 fig = plot_context_bars(base, student, labels=("SFT 前", "SFT 后（200 个 epoch）"),
                         title="SFT：每个情境选「正确」的概率")
-fig.axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)   # 图例放到图下面，不挡住横条
 fig.tight_layout()
 plt.show()
 

@@ -121,13 +121,7 @@ print(f"GRPO 第 1 份：(1 − 0.25) / 0.5 = {0.75 / 0.5:.4f}；分母加上 ε
 # 看输出：四种优势下，两种算法给出的梯度是否相同。
 
 # %%
-def score_vectors(rollouts):
-    """每份解答的 S_i = Σ_t (e_{a_t} − π(·|c_t))，按情境放好：形状 (B, 12, 3)。"""
-    m = rollouts.mask
-    out = np.zeros((len(rollouts), len(CONTEXTS), 3))
-    np.add.at(out, (np.nonzero(m)[0], rollouts.ctx[m]), np.eye(3)[rollouts.actions[m]] - rollouts.probs[m])
-    return out
-
+from toyllm.rl import score_vectors
 
 G, reps = 8, 300
 batch32 = prepare_problems(train_set[:32])
@@ -304,7 +298,6 @@ print(f"GRPO：前 10 次迭代平均 {np.mean(h['zero_std'][:10]):.3f}，最后
 # %%
 fig = plot_context_bars(base, trained, labels=("训练前（1B）", f"GRPO {iters} 次迭代以后"),
                         title="GRPO：每个情境选「正确」的概率")
-fig.axes[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
 fig.tight_layout()
 plt.show()
 gain = prob_table(trained)[:, 0] - prob_table(base)[:, 0]

@@ -31,6 +31,7 @@ from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, fmt_size, pad
 from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k, step_right_probs
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import default_problems, preset, train
+from toyllm.scaling import fit_sigmoid, reach_target, sigmoid_curve
 
 use_chinese_font()
 train_set, heldout = default_problems(0)
@@ -44,6 +45,7 @@ for size in SIZES:
 #
 # 每种大小都用默认的 `grpo` 预设训练 200 次迭代（每次 32 道题 × 8 份，lr = 2，种子 0）。
 # 训练记录里的 `samples` 是累计采样的解答数，我们把它当作 RL 用掉的计算量 $C$；`pass1_exact` 是每次更新后在留出题上的精确 pass@1。
+# `reach_target(h, TARGET)` 找训练记录里第一次 pass@1 ≥ 目标的那一行，返回（迭代次数, 累计样本数），没到就返回 `None`。
 #
 # 看输出：起点越高，到 pass@1 ≥ 0.9 需要的迭代次数和样本数越少；RL 带来的提升（最终 − 起点）也越小。
 
@@ -55,12 +57,9 @@ for size in SIZES:
 
 print(pad("基座", 8) + pad("起点 R0", 10, "right") + pad("最终", 10, "right") + pad("提升", 10, "right")
       + pad(f"到 {TARGET} 的迭代", 14, "right") + pad(f"到 {TARGET} 的样本数", 16, "right"))
-reach = {}
 for size, (model, h) in runs.items():
     R = np.array(h["pass1_exact"])
-    hit = int(np.argmax(R >= TARGET)) if (R >= TARGET).any() else None
-    reach[size] = None if hit is None else (h["iteration"][hit], h["samples"][hit])
-    it, n = reach[size] if hit is not None else ("没到", "—")
+    it, n = reach_target(h, TARGET) or ("没到", "—")
     R0 = h.meta["start_pass1_exact"]
     print(pad(fmt_size(size), 8) + f"{R0:10.4f}{R[-1]:10.4f}{R[-1] - R0:10.4f}" + pad(it, 14, "right") + pad(n, 16, "right"))
 
@@ -91,38 +90,18 @@ plt.show()
 #
 # $R_0$ 是训练开始时的值（这里直接用训练前的精确 pass@1），$A$ 是渐近线，$B$ 是效率（曲线多陡），$C_{\text{mid}}$ 是拿到一半提升需要的计算量。
 #
-# 包里没有拟合函数，所以这里写一个小的（确定性的，不用随机数）：记 $x = \log C$、$\ell = \log C_{\text{mid}}$，
-# 先在 $(B, \ell)$ 的网格上找起点（$A$ 对固定的 $B, \ell$ 是线性最小二乘），再做 30 步 Gauss-Newton。
-# 给了 `A` 时把渐近线固定住，只拟合 $B$ 和 $C_{\text{mid}}$。
+# 包里的 `toyllm.scaling.fit_sigmoid(C, R, R0)` 做这个拟合（确定性的，不用随机数）：记 $x = \log C$、$\ell = \log C_{\text{mid}}$，
+# 先在 $(B, \ell)$ 的网格上找起点（$A$ 对固定的 $B, \ell$ 是线性最小二乘），再做 Levenberg-Marquardt（带阻尼的 Gauss-Newton），直到误差不能再变小。
+# 给了 `A` 时把渐近线固定住，只拟合 $B$ 和 $C_{\text{mid}}$。它返回一个 `SigmoidFit`：`.A`、`.B`、`.C_mid`、`.rmse`，
+# 以及 `.predict(C)`（这条曲线在 $C$ 处的值，可以外推）。`sigmoid_curve(C, R0, A, B, C_mid)` 按参数算曲线。
 #
 # 看输出：这个函数在一条**已知参数**的曲线上能不能把参数找回来。
 
 # %%
-def fit_sigmoid(C, R, R0, A=None):
-    """拟合 R − R0 = (A − R0) / (1 + (C_mid / C)^B)。返回 (A, B, C_mid, 均方根误差)。A 给定时只拟合 B、C_mid。"""
-    x, y = np.log(C), np.asarray(R) - R0
-    Bs, ls = np.meshgrid(np.linspace(0.2, 5.0, 49), np.linspace(x.min() - 2, x.max() + 2, 81))
-    S = 1 / (1 + np.exp(Bs[..., None] * (ls[..., None] - x)))                      # 网格上每一点的曲线形状
-    amp = (S @ y) / np.sum(S * S, axis=-1) if A is None else np.full(Bs.shape, A - R0)
-    i = np.unravel_index(np.argmin(np.sum((amp[..., None] * S - y) ** 2, axis=-1)), Bs.shape)
-    p = np.array([amp[i], Bs[i], ls[i]])                                              # (A − R0, B, log C_mid)
-    free = slice(0, 3) if A is None else slice(1, 3)
-    for _ in range(30):                                                               # Gauss-Newton
-        s = 1 / (1 + np.exp(p[1] * (p[2] - x)))
-        J = np.stack([s, p[0] * s * (1 - s) * (x - p[2]), -p[0] * s * (1 - s) * p[1]], axis=1)
-        p[free] += np.linalg.lstsq(J[:, free], y - p[0] * s, rcond=None)[0]
-    s = 1 / (1 + np.exp(p[1] * (p[2] - x)))
-    return R0 + p[0], p[1], np.exp(p[2]), float(np.sqrt(np.mean((p[0] * s - y) ** 2)))
-
-
-def sigmoid(C, R0, A, B, C_mid):
-    return R0 + (A - R0) / (1 + (C_mid / np.asarray(C, dtype=float)) ** B)
-
-
 C_test = np.arange(256, 51201, 256, dtype=float)
-A_fit, B_fit, C_mid_fit, err = fit_sigmoid(C_test, sigmoid(C_test, 0.3, 0.95, 1.5, 8000.0), 0.3)
-print(f"真值 A = 0.95，B = 1.5，C_mid = 8000；拟合 A = {A_fit:.4f}，B = {B_fit:.4f}，C_mid = {C_mid_fit:.1f}，"
-      f"误差 {'< 1e-9' if err < 1e-9 else f'{err:.1e}'}")
+test_fit = fit_sigmoid(C_test, sigmoid_curve(C_test, 0.3, 0.95, 1.5, 8000.0), 0.3)
+print(f"真值 A = 0.95，B = 1.5，C_mid = 8000；拟合 A = {test_fit.A:.4f}，B = {test_fit.B:.4f}，C_mid = {test_fit.C_mid:.1f}，"
+      f"误差 {'< 1e-9' if test_fit.rmse < 1e-9 else f'{test_fit.rmse:.1e}'}")
 
 # %% [markdown]
 # 现在拟合四次训练。先让 $A$ 自由；再把 $A$ 固定为 1 —— pass@1 不可能超过 1，而玩具里不加 KL 时"每一步都选 correct"这个最优策略总能学到，所以 1 就是真正的上限。
@@ -141,8 +120,8 @@ for size, (model, h) in runs.items():
     C, R, R0 = np.array(h["samples"], dtype=float), np.array(h["pass1_exact"]), h.meta["start_pass1_exact"]
     free, fixed = fit_sigmoid(C, R, R0), fit_sigmoid(C, R, R0, A=1.0)
     fits[size] = (C, R, R0, free, fixed)
-    print(pad(fmt_size(size), 8) + f"{R0:8.4f}{free[0]:11.4f}{free[1]:8.3f}{free[2]:9.0f}{free[3]:9.4f}"
-          + f"   │{fixed[1]:12.3f}{fixed[2]:9.0f}{fixed[3]:9.4f}")
+    print(pad(fmt_size(size), 8) + f"{R0:8.4f}{free.A:11.4f}{free.B:8.3f}{free.C_mid:9.0f}{free.rmse:9.4f}"
+          + f"   │{fixed.B:12.3f}{fixed.C_mid:9.0f}{fixed.rmse:9.4f}")
 
 # %% [markdown]
 # 画出来：点是训练记录（每 10 次迭代画一个），实线是 $A = 1$ 的拟合，虚线是自由拟合。
@@ -154,9 +133,8 @@ fig, ax = plt.subplots(figsize=(8, 4.5))
 grid = np.logspace(np.log10(256), np.log10(2e6), 200)
 for i, (size, (C, R, R0, free, fixed)) in enumerate(fits.items()):
     ax.plot(C[::10], R[::10], "o", color=f"C{i}", markersize=3)
-    ax.plot(grid, sigmoid(grid, R0, 1.0, fixed[1], fixed[2]), color=f"C{i}",
-            label=f"{fmt_size(size)}：B = {fixed[1]:.2f}，C_mid = {fixed[2]:.0f}")
-    ax.plot(grid, sigmoid(grid, R0, *free[:3]), color=f"C{i}", linestyle="--", linewidth=1)
+    ax.plot(grid, fixed.predict(grid), color=f"C{i}", label=f"{fmt_size(size)}：B = {fixed.B:.2f}，C_mid = {fixed.C_mid:.0f}")
+    ax.plot(grid, free.predict(grid), color=f"C{i}", linestyle="--", linewidth=1)
 ax.axvline(C[-1], color="0.7", linewidth=1)
 ax.set_xscale("log")
 ax.set_xlabel("RL 计算量 C：累计采样的解答数")
@@ -178,10 +156,9 @@ print(pad("基座", 8) + pad("真正的最终值", 14, "right") + pad("预测（
       + pad("预测（A = 1）", 15, "right"))
 for size, (C, R, R0, _, _) in fits.items():
     half = len(C) // 2
-    A_h, B_h, Cm_h, _ = fit_sigmoid(C[:half], R[:half], R0)
-    _, B_1, Cm_1, _ = fit_sigmoid(C[:half], R[:half], R0, A=1.0)
-    print(pad(fmt_size(size), 8) + f"{R[-1]:14.4f}{sigmoid(C[-1], R0, A_h, B_h, Cm_h):16.4f}{A_h:10.4f}"
-          f"{sigmoid(C[-1], R0, 1.0, B_1, Cm_1):15.4f}")
+    early_free, early_fixed = fit_sigmoid(C[:half], R[:half], R0), fit_sigmoid(C[:half], R[:half], R0, A=1.0)
+    print(pad(fmt_size(size), 8) + f"{R[-1]:14.4f}{early_free.predict(C[-1]):16.4f}{early_free.A:10.4f}"
+          f"{early_fixed.predict(C[-1]):15.4f}")
 
 # %% [markdown]
 # ## 3. k 很大时，基座能不能追上 RL 之后的模型？（讲义 10.2）
