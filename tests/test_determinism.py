@@ -222,9 +222,7 @@ def test_sft_and_apply_grads_with_lr_100(problems):
 
 RL_EXTREMES = [("size", 1e3), ("size", 1e15), ("temperature", 1e-3), ("temperature", 100.0), ("lr", 100.0)]
 # rl.py 现在的已知问题（写给维护者；修好以后 strict=True 会让这里报 XPASS，提醒删掉标记）：
-KNOWN_RL_NAN = {
-    ("ppo", "lr", 100.0): "k3 的 KL 估计 expm1(log r) 在 lr = 100 时溢出成 inf，梯度变成 NaN（verl 把 k3 夹在 [−10, 10]）",
-}
+KNOWN_RL_NAN = {}     # 曾经：PPO 在 lr = 100 时 k3 溢出成 NaN；现在训练损失里的 k3 像 verl 一样夹在 ≤ 10
 
 
 def _rl_cases():

@@ -468,6 +468,10 @@ def _as_eps(name, value):
     return as_real(name, value, low=0.0)
 
 
+KL_CLAMP = 10.0
+"""训练损失里 k3 的上限（verl 的 low_var_kl 把它夹在 [−10, 10]）；kl_estimates 本身不夹。"""
+
+
 class KLEstimates(NamedTuple):
     """kl_estimates 的结果：三个估计 k1、k2、k3（每步一个数）。"""
     k1: np.ndarray
@@ -702,7 +706,15 @@ def _loss_and_grad(params, base, data, cfg, ref_logp, surrogate_fn, want_kl_est=
         kl_est = float(est.mean())
         if cfg.beta > 0:
             log_r = ref_logp - logpi[cm, am]
-            dk = {"k1": np.ones_like(log_r), "k2": -log_r, "k3": -np.expm1(log_r)}[cfg.kl_estimator]
+            if cfg.kl_estimator == "k3":
+                # 和 verl 的 low_var_kl 一样，把 k3 夹在 ≤ KL_CLAMP：远离参考策略的那几步不再回传梯度，
+                # 也不会因为 exp(log r) 溢出而得到 inf / NaN（学习率很大时会发生）。
+                log_r = np.minimum(log_r, 30.0)
+                k3 = np.expm1(log_r) - log_r
+                est = np.minimum(k3, KL_CLAMP)
+                dk = np.where(k3 <= KL_CLAMP, -np.expm1(log_r), 0.0)
+            else:
+                dk = np.ones_like(log_r) if cfg.kl_estimator == "k1" else -log_r
             kl_term = cfg.beta * float(w @ est)
             s = s + cfg.beta * w * dk
     grad = (np.bincount(data.flat, weights=s, minlength=3 * _N_CTX).reshape(_N_CTX, 3)
