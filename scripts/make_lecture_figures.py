@@ -34,6 +34,7 @@ from toyllm.evaluation import inference_curves, scaling_curve  # noqa: E402
 from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
 from toyllm.rl import default_problems, preset, train  # noqa: E402
+from toyllm.scaling import fit_sigmoid, reach_target  # noqa: E402
 
 LECTURES = ROOT / "lectures"
 FIGURES = LECTURES / "figures"
@@ -71,45 +72,6 @@ def _harmless_contexts(problems):
         if sel.any() and paths.bug_ok[sel].all():
             out.append(i)
     return out
-
-
-def fit_sigmoid(C, R, R0, A_max=1.0):
-    """
-    拟合 R(C) − R0 = (A − R0) / (1 + (C_mid / C)^B)（ScaleRL 的形式，R0 固定为训练开始时的值）。
-
-    【思路】固定 (B, C_mid) 时 A 是线性最小二乘的解（再截到 [R0, A_max] 里：pass@1 不会超过 1）；
-        在 (log C_mid, B) 的网格上搜索，再在最好的点附近逐步加密网格。
-        全部是确定性的计算，同样的数据得到同样的结果。
-    【返回】dict(A, B, C_mid, rmse)
-    """
-    C, R = np.asarray(C, dtype=float), np.asarray(R, dtype=float)
-    y = R - R0
-
-    def best_A(B, cm):
-        s = 1.0 / (1.0 + (cm / C) ** B)
-        amp = min(max(float(s @ y / (s @ s)), 0.0), A_max - R0)
-        return amp, float(np.sqrt(np.mean((amp * s - y) ** 2)))
-
-    lo_c, hi_c = math.log(C.min()) - 2.0, math.log(C.max()) + 2.0
-    lo_b, hi_b = 0.1, 6.0
-    best = None
-    for _ in range(6):
-        for lc in np.linspace(lo_c, hi_c, 61):
-            for B in np.linspace(lo_b, hi_b, 60):
-                amp, err = best_A(B, math.exp(lc))
-                if best is None or err < best[0]:
-                    best = (err, amp, float(B), float(lc))
-        _, _, B0, lc0 = best
-        wc, wb = (hi_c - lo_c) / 10, (hi_b - lo_b) / 10
-        lo_c, hi_c = lc0 - wc, lc0 + wc
-        lo_b, hi_b = max(0.01, B0 - wb), B0 + wb
-    err, amp, B, lc = best
-    return {"A": R0 + amp, "B": B, "C_mid": math.exp(lc), "rmse": err}
-
-
-def sigmoid(C, R0, A, B, C_mid):
-    C = np.asarray(C, dtype=float)
-    return R0 + (A - R0) / (1.0 + (C_mid / C) ** B)
 
 
 # =============================================================================
@@ -174,10 +136,10 @@ def compute_training(data):
         C = np.asarray(h["samples"], dtype=float)
         R = np.asarray(h["pass1_exact"], dtype=float)
         R0 = float(h.meta["start_pass1_exact"])
-        fit = fit_sigmoid(C, R, R0)
-        reach = next((int(c) for c, p in zip(C, R) if p >= TARGET), None)
-        curves.append({"size": s, "R0": _r(R0), "A": _r(fit["A"]), "B": _r(fit["B"]), "C_mid": _r(fit["C_mid"], 1),
-                       "rmse": _r(fit["rmse"]), "final": _r(R[-1]), "samples_to_target": reach,
+        fit = fit_sigmoid(C, R, R0, A_max=1.0)            # pass@1 不会超过 1
+        hit = reach_target(h, TARGET)
+        curves.append({"size": s, "R0": _r(R0), "A": _r(fit.A), "B": _r(fit.B), "C_mid": _r(fit.C_mid, 1),
+                       "rmse": _r(fit.rmse), "final": _r(R[-1]), "samples_to_target": None if hit is None else hit[1],
                        "samples": int(C[-1])})
         data["curves"][s] = (C, R, R0, fit)
     numbers["sigmoid_fit"] = {"target": TARGET, "rows": curves}
@@ -367,8 +329,7 @@ def draw_figures(data, out):
     for i, (s, (C, R, R0, fit)) in enumerate(data["curves"].items()):
         ax.plot(C, R, ".", ms=3, color=f"C{i}", alpha=0.6)
         grid = np.geomspace(C.min(), C.max(), 200)
-        ax.plot(grid, sigmoid(grid, R0, fit["A"], fit["B"], fit["C_mid"]), color=f"C{i}",
-                label=f"{fmt_size(s)}：A = {fit['A']:.3f}，B = {fit['B']:.2f}")
+        ax.plot(grid, fit.predict(grid), color=f"C{i}", label=f"{fmt_size(s)}：A = {fit.A:.3f}，B = {fit.B:.2f}")
     ax.axhline(TARGET, color="0.5", ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_ylim(0, 1.02)

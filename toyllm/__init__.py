@@ -33,6 +33,7 @@ from .rl import (PRESETS, History, KLEstimates, LossResult, RLConfig, Surrogate,
                  presets_table, score_vectors, step_rewards, train)
 from .imitation import (distinct_mask, expert_iteration, hinted_rollouts, rejection_sampling_ft, rollouts_to_data, sft_counts,
                         sft_rollouts, star, step_counts)
+from .scaling import SigmoidFit, fit_sigmoid, reach_target, sigmoid_curve
 from .checkpoint import (Checkpoint, CheckpointError, load_history, load_model, read_checkpoint, save_history,
                          save_model)
 
