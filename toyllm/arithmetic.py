@@ -331,30 +331,32 @@ def context_ids_np(op_ids, a, b):
     # 每个 k 一行（形状 (D, N)），一次算完所有数位，不用逐位循环。
     p = _powers_of_ten(max(int(a.max()), int(b.max())))[1:, None]
     am, bm = a % p, b % p
-    carries = np.count_nonzero(am + bm >= p, axis=0)
-    borrows = np.count_nonzero(np.where(a >= b, am < bm, bm < am), axis=0)
+    carries = (am + bm >= p).sum(axis=0)
+    borrows = np.where(a >= b, am < bm, bm < am).sum(axis=0)
     level = np.where(op_ids == 0, np.minimum(carries, 3),
                      np.where(op_ids == 1, np.minimum(borrows, 3), 2 * (b >= 10) + (a >= 100)))
     return op_ids * 4 + level
 
 
-def apply_op_np(op_ids, a, b, proc_ids, rng):
+def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None):
     """
     向量化：按做法算一步，和 apply_op 的定义相同（careless 的随机数来自 numpy 的 rng，所以具体的错值分布相同、序列不同）。
 
-    【参数】op_ids、proc_ids：int 数组（OPS、PROCEDURES 的下标）；a、b：int64 数组；rng：numpy.random.Generator
+    【参数】op_ids、proc_ids：int 数组（OPS、PROCEDURES 的下标）；a、b：int64 数组；rng：numpy.random.Generator；
+        exact：可选，已经算好的正确结果（采样器自己也要用它，传进来省一次计算）
     【返回】int64 数组
     """
-    exact = np.where(op_ids == 0, a + b, np.where(op_ids == 1, a - b, a * b))
+    if exact is None:
+        exact = np.where(op_ids == 0, a + b, np.where(op_ids == 1, a - b, a * b))
     out = exact.copy()
     bug = proc_ids == 1
-    if np.any(bug):
+    if bug.any():
         out[bug] = _bug_np(op_ids[bug], a[bug], b[bug], exact[bug])
     slip = proc_ids == 2
-    if np.any(slip):
+    if slip.any():
         m = np.abs(exact[slip])
         p = _powers_of_ten(int(m.max()))
-        n_digits = np.count_nonzero(m >= p[1:-1, None], axis=0) + 1
+        n_digits = (m >= p[1:-1, None]).sum(axis=0) + 1
         i = np.floor(rng.random(m.shape) * n_digits).astype(np.int64)
         up = (rng.random(m.shape) < 0.5) | (m == 0)
         m = np.where(up, m + p[i], m - p[i])
@@ -362,14 +364,20 @@ def apply_op_np(op_ids, a, b, proc_ids, rng):
     return out
 
 
+_POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18（int64 放得下的最大 10 的幂）
+
+
 def _powers_of_ten(largest):
-    """[1, 10, 100, …, 10^D]，D = largest 的位数（largest = 0 时 D = 1）。"""
-    return 10 ** np.arange(len(str(largest)) + 1, dtype=np.int64)
+    """[1, 10, 100, …, 10^D]，D = largest 的位数（largest = 0 时 D = 1）；D 最多 18。"""
+    return _POWERS_OF_TEN[:len(str(largest)) + 1]
 
 
 def _bug_np(op_ids, a, b, exact):
-    ok = (a >= 0) & (b >= 0)
-    x, y = np.where(ok, a, 0), np.where(ok, b, 0)
+    if a.min() >= 0 and b.min() >= 0:                 # 常见情况：都是非负数，不用逐个挑出负数
+        ok, x, y = True, a, b
+    else:
+        ok = (a >= 0) & (b >= 0)
+        x, y = np.where(ok, a, 0), np.where(ok, b, 0)
     p = _powers_of_ten(max(int(x.max()), int(y.max())))[:-1, None]     # 每个数位一行
     dx, dy = (x // p) % 10, (y // p) % 10
     col = np.where(op_ids == 0, (dx + dy) % 10, np.abs(dx - dy))

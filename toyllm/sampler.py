@@ -137,25 +137,27 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0):
     probs[:, :, 0] = 1.0
     step_ok = np.zeros((B, L), dtype=bool)
     mask = batch.mask[rows]
+    ops, operands = batch.ops[rows], batch.operands[rows]
     x = batch.start[rows].copy()
+    n_full = int(batch.lengths.min())          # 前 n_full 步每一行都在做：用切片，省掉挑行的开销
     for t in range(L):
-        live = np.nonzero(mask[:, t])[0]
-        op, b, xl = batch.ops[rows[live], t], batch.operands[rows[live], t], x[live]
+        live = slice(None) if t < n_full else np.nonzero(mask[:, t])[0]
+        op, b, xl = ops[live, t], operands[live, t], x[live]
         c = context_ids_np(op, xl, b)
         pr = tables[t][c]
         if t == 0 or tables[t] is not tables[t - 1]:
             cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
             with np.errstate(divide="ignore"):
                 log_table = np.log(tables[t])
-        u = rng.random(len(live))
+        u = rng.random(len(c))
         a = _choose(pr, u) if has_zero else (u[:, None] >= cum[c]).sum(axis=1)
-        v = apply_op_np(op, xl, b, a, rng)
         exact = np.where(op == 0, xl + b, np.where(op == 1, xl - b, xl * b))
+        v = apply_op_np(op, xl, b, a, rng, exact=exact)
         ctx[live, t], actions[live, t], values[live, t] = c, a, v
         probs[live, t] = pr
         logp[live, t] = log_table[c, a]
         step_ok[live, t] = v == exact
-        x[live] = np.clip(v, -VALUE_LIMIT, VALUE_LIMIT)
+        x[live] = np.minimum(np.maximum(v, -VALUE_LIMIT), VALUE_LIMIT)
     final = x
     correct = final == batch.answer[rows]
     return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, mask.sum(axis=1), n)
