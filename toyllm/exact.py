@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_int, as_real
-from .arithmetic import CONTEXTS, OP_INDEX, apply_op_np, context_ids_np
+from .arithmetic import CONTEXTS, apply_op_np, context_ids_np
 from .policy import prob_table
+from .sampler import prepare_problems
 
 
 @dataclass(frozen=True)
@@ -48,20 +49,12 @@ def correct_paths(problems):
         "bug 不咬人"就是 bug 的结果（apply_op_np，做法 1）等于正确结果 —— 和 bug_bites 的定义相同（有测试对照）。
     【边界】problems 不能为空。
     """
-    problems = list(problems)
-    if not problems:
-        raise ValueError("problems 不能为空")
-    L = max(len(p.steps) for p in problems)
-    P = len(problems)
-    ops = np.zeros((P, L), dtype=np.int64)
-    operands = np.zeros((P, L), dtype=np.int64)
-    mask = np.zeros((P, L), dtype=bool)
-    for i, p in enumerate(problems):
-        for t, step in enumerate(p.steps):
-            ops[i, t], operands[i, t], mask[i, t] = OP_INDEX[step.op], step.operand, True
+    batch = prepare_problems(problems)
+    ops, operands, mask = batch.ops, batch.operands, batch.mask
+    P, L = ops.shape
     ctx = np.zeros((P, L), dtype=np.int64)
     bug_ok = np.zeros((P, L), dtype=bool)
-    x = np.array([p.start for p in problems], dtype=np.int64)
+    x = batch.start.copy()
     for t in range(L):
         live = mask[:, t]
         op, a, b = ops[live, t], x[live], operands[live, t]
