@@ -1,5 +1,5 @@
 # toyllm 的常用命令。每个目标在需要时自动创建 .venv 并安装依赖（pip install -e '.[dev]'）。
-#   make lab        打开 JupyterLab（notebooks/）
+#   make lab        打开 JupyterLab（根目录是仓库，先打开 notebooks/00_quickstart.ipynb；讲义链接 ../lectures/ 也能点开）
 #   make test       运行全部测试：tests/ 里的 pytest + notebooks/ 的 nbval（严格比对输出）
 #   make demo       python -m toyllm
 #   make homework   python -m toyllm.homework release
@@ -31,7 +31,7 @@ venv: $(STAMP)
 
 lab: $(STAMP)
 	@echo ">>> 正在启动 JupyterLab；请在浏览器打开下面打印的 http://localhost:8888/lab?token=... 网址（Ctrl+C 退出）"
-	$(VPY) -m jupyter lab --ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+	$(VPY) -m jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_quickstart.ipynb $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出）；
 # 第二行：学生版作业（还没填答案，只检查能从头跑到尾、不报错）。
