@@ -1,0 +1,128 @@
+"""
+notebook 生成器（toyllm.notebook_build）：讲课 notebook 的命令行（scripts/build_notebooks.py）和作业教师版
+（toyllm.homework.build）用的是同一份解析、检查和整理代码；这里不启动内核，只用标准库的 JSON。
+"""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from toyllm import notebook_build as NB
+from toyllm.homework import build as HW
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SAMPLE = """\
+# 第一个标记之前的说明不进入 notebook
+# %% [markdown]
+# # 标题
+#
+# 一段文字
+
+# %%
+
+x = 1
+print(x)
+
+# %% [markdown]
+#
+
+# %%
+y = x + 1
+"""
+SAMPLE_CELLS = [("markdown", "# 标题\n\n一段文字"), ("code", "x = 1\nprint(x)"), ("code", "y = x + 1")]
+
+
+def _lecture_builder():
+    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "scripts" / "build_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write_ipynb(path, cells, split_lines):
+    """按讲课（每行一个字符串）或作业（一整个字符串）的格式写一个只有单元格的 .ipynb。"""
+    def source(text):
+        return text.splitlines(keepends=True) if split_lines else text
+    nb = {"cells": [{"cell_type": k, "metadata": {}, "source": source(s)} for k, s in cells],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+
+
+# =============================================================================
+# 两个生成器用同一个解析器
+# =============================================================================
+def test_both_builders_share_one_implementation():
+    lecture = _lecture_builder()
+    assert HW.parse_source is NB.parse_source
+    assert lecture.build_notebook is NB.build_notebook and HW.build_notebook is NB.build_notebook
+    assert lecture.source_status is NB.source_status and HW.source_status is NB.source_status
+
+
+def test_parse_sample():
+    assert NB.parse_source(SAMPLE) == SAMPLE_CELLS
+
+
+@pytest.mark.parametrize("split_lines", [True, False], ids=["讲课的格式", "作业的格式"])
+def test_lecture_and_homework_checks_agree_on_a_sample(tmp_path, monkeypatch, split_lines):
+    """同一份源文件和同一个 .ipynb：讲课的 check 和作业的 check_sources 给出同样的结论。"""
+    lecture = _lecture_builder()
+    src_dir, out_dir = tmp_path / "src", tmp_path
+    src_dir.mkdir()
+    src = src_dir / "sample.py"
+    src.write_text(SAMPLE, encoding="utf-8")
+    monkeypatch.setattr(lecture, "ROOT", tmp_path)
+    monkeypatch.setattr(lecture, "NOTEBOOKS", out_dir)
+
+    assert lecture.check(src) and HW.check_sources(src_dir, out_dir)          # 还没有 .ipynb：都报告缺少
+    _write_ipynb(out_dir / "sample.ipynb", SAMPLE_CELLS, split_lines)
+    assert NB.notebook_cells(out_dir / "sample.ipynb") == SAMPLE_CELLS
+    assert lecture.check(src) == [] and HW.check_sources(src_dir, out_dir) == []
+    src.write_text(SAMPLE + "z = 3\n", encoding="utf-8")                       # 源文件改了：都报告不一致
+    assert NB.source_status(src, out_dir / "sample.ipynb") == "stale"
+    assert "不一致" in lecture.check(src)[0] and "不一致" in HW.check_sources(src_dir, out_dir)[0]
+
+
+@pytest.mark.parametrize("src", sorted((ROOT / "notebooks" / "src").glob("*.py")), ids=lambda p: p.stem)
+def test_lecture_notebooks_match_their_sources(src):
+    """讲课 notebook 的单元格和 notebooks/src/*.py 一致；否则请运行 python scripts/build_notebooks.py。"""
+    assert NB.source_status(src, ROOT / "notebooks" / (src.stem + ".ipynb")) == "ok"
+
+
+# =============================================================================
+# 整理输出、检查输出（两种生成器的选项）
+# =============================================================================
+def _run_nb(outputs):
+    return {"metadata": {"language_info": {"name": "python", "version": "3.11.9"}, "widgets": {"state": {}}},
+            "cells": [{"cell_type": "code", "metadata": {"execution": {"t": 1}}, "outputs": outputs}]}
+
+
+def _stream(text, name="stdout"):
+    return {"output_type": "stream", "name": name, "text": text}
+
+
+def test_normalise_merges_consecutive_streams_and_drops_run_metadata():
+    widget = {"output_type": "display_data", "data": {NB.WIDGET_VIEW: {}}, "metadata": {}}
+    image = {"output_type": "display_data", "data": {"image/png": "…"}, "metadata": {"needs_background": "light"}}
+    outputs = [_stream("a"), _stream(["b", "c"]), image, _stream("d"), widget]
+    nb = NB.normalise(_run_nb(json.loads(json.dumps(outputs))))
+    assert nb["metadata"] == {"language_info": {"name": "python"}}
+    cell = nb["cells"][0]
+    assert cell["metadata"] == {}
+    assert cell["outputs"] == [_stream("abc"), {**image, "metadata": {}}, _stream("d"), widget]
+    dropped = NB.normalise(_run_nb(json.loads(json.dumps(outputs))), drop_widget_views=True)
+    assert dropped["cells"][0]["outputs"] == [_stream("abc"), {**image, "metadata": {}}, _stream("d")]
+
+
+def test_output_problems():
+    error = {"output_type": "error", "ename": "NameError", "evalue": "x", "traceback": []}
+    assert NB.output_problems(_run_nb([_stream("✓ 通过")])) == []
+    assert NB.output_problems(_run_nb([error])) == ["单元格 0：错误 NameError: x"]
+    assert "stderr" in NB.output_problems(_run_nb([_stream("啊", "stderr")]))[0]
+    assert NB.output_problems(_run_nb([_stream("UserWarning: Glyph 1 missing from font")])) == \
+        ["单元格 0：输出里有 'Glyph'", "单元格 0：输出里有 'missing from font'", "单元格 0：输出里有 'Warning'"]
+    failed = _run_nb([_stream("✗ 不对")])
+    assert NB.output_problems(failed) == []                                    # 讲课 notebook 不管 ✗
+    assert "检查没有通过" in NB.output_problems(failed, failed_marks=HW.FAILED_MARKS)[0]
