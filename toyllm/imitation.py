@@ -38,11 +38,11 @@ import math
 import numpy as np
 
 from ._checks import as_int, as_real
-from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np, context_ids_np
+from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np
 from .exact import CorrectPaths, correct_paths, exact_pass_at_1
 from .policy import logit_table, softmax_rows
 from .rl import History, _as_problems, _check_model, _entropy_table, _log_softmax, _sub_batch
-from .sampler import VALUE_LIMIT, Rollouts, prepare_problems, sample_rollouts
+from .sampler import _check_batch_n_rng, _sample, prepare_problems, sample_rollouts
 from .toy_llm import Sample
 
 _N_CTX = len(CONTEXTS)
@@ -177,56 +177,29 @@ def hinted_rollouts(model, problems, n, rng, hint_boost=3.0, temperature=1.0):
     """
     "知道答案"的采样：每一步，结果会等于正确中间值的做法 logit 加 hint_boost（见模块说明）。
 
+    【思路】采样的循环和 sample_rollouts 是同一个（sampler._sample）；这里只提供每一步的"加分"：
+        correct 的结果、bug 的结果（bug 是确定的）分别和正确路径上这一步的值比较，相等就加 hint_boost；
+        careless 是随机的失误，不加分。
     【参数】model：TrainableLLM 或 ToyLLM（有思维链）；problems：list of Problem 或 ProblemBatch；n：每题几份；
         rng：numpy.random.Generator；hint_boost：≥ 0；temperature：> 0
     【返回】sampler.Rollouts；其中 probs / logp 是**带提示**的采样概率
     【边界】hint_boost = 0 时和 sample_rollouts 的分布相同（随机数的用法也相同）。
     【例子】hinted_rollouts(TrainableLLM(1e9), failed, 1, np.random.default_rng(0)).correct.mean() → 接近 1
+    【Python 小知识】bonus 是一个闭包：它在 hinted_rollouts 里面定义，记得外面的 target 和 hint_boost。
     """
-    batch = prepare_problems(problems)
-    n = as_int("n", n, low=1)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
+    batch, n = _check_batch_n_rng(problems, n, rng)
     hint_boost = as_real("hint_boost", hint_boost, low=0.0)
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
     if not model.cot:
         raise ValueError("hinted_rollouts 只支持有思维链的模型（cot=True）")
-    P, L = batch.ops.shape
-    B = P * n
-    rows = np.repeat(np.arange(P), n)
-    logits = logit_table(model)
-    target = _correct_values(batch)[rows]
-    ctx = np.zeros((B, L), dtype=np.int64)
-    actions = np.zeros((B, L), dtype=np.int64)
-    values = np.zeros((B, L), dtype=np.int64)
-    logp = np.zeros((B, L))
-    probs = np.zeros((B, L, 3))
-    probs[:, :, 0] = 1.0
-    step_ok = np.zeros((B, L), dtype=bool)
-    mask = batch.mask[rows]
-    x = batch.start[rows].copy()
-    for t in range(L):
-        live = np.flatnonzero(mask[:, t])
-        op, b, xl = batch.ops[rows[live], t], batch.operands[rows[live], t], x[live]
-        c = context_ids_np(op, xl, b)
-        exact = np.where(op == 0, xl + b, np.where(op == 1, xl - b, xl * b))
-        bug = apply_op_np(op, xl, b, np.ones(len(live), np.int64), rng)        # bug 是确定的，不用随机数
+    target = np.repeat(_correct_values(batch), n, axis=0)          # 每份解答那道题的正确中间值 (B, L)
+
+    def bonus(t, live, op, x, b, exact):
         tg = target[live, t]
-        z = logits[c] + hint_boost * np.stack([exact == tg, bug == tg, np.zeros(len(live), bool)], axis=1)
-        pr = softmax_rows(z, temperature)
-        u = rng.random(len(live))
-        a = (u[:, None] >= np.cumsum(pr, axis=1)[:, :-1]).sum(axis=1)
-        idx = np.arange(len(live))
-        while np.any(pr[idx, a] == 0.0):                 # 舍入让 u 落在概率为 0 的做法上：退回（同 generate）
-            a = a - (pr[idx, a] == 0.0)
-        v = apply_op_np(op, xl, b, a, rng)
-        ctx[live, t], actions[live, t], values[live, t] = c, a, v
-        probs[live, t] = pr
-        logp[live, t] = np.log(pr[idx, a])
-        step_ok[live, t] = v == exact
-        x[live] = np.clip(v, -VALUE_LIMIT, VALUE_LIMIT)       # 同采样器：离得太远的错值饱和，int64 不溢出
-    correct = x == batch.answer[rows]
-    return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, x, correct, mask.sum(axis=1), n)
+        bug = apply_op_np(op, x, b, np.ones(len(op), np.int64), None, exact=exact)   # bug 是确定的，不用随机数（rng 传 None）
+        return hint_boost * np.stack([exact == tg, bug == tg, np.zeros(len(op), bool)], axis=1)
+
+    return _sample(model, batch, n, rng, temperature, logit_bonus=bonus)
 
 
 # =============================================================================

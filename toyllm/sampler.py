@@ -7,6 +7,9 @@
         2. 查概率表 π(· | 情境)，用一个均匀随机数 u 按累积概率选做法（和 generate 的规则相同）；
         3. 按选中的做法算出这一步的值（apply_op_np）。
     得到的解答和 generate 的**分布**相同（有统计检验），只是随机数的用法不同，所以同一个种子给出的具体样本不同。
+【扩展点】这个循环只写一次。别的采样方式（例如 imitation.hinted_rollouts：STaR 带着答案做题）不必再抄一遍，
+    而是调用 _sample(..., logit_bonus=函数)：每一步先把函数给出的"加分"加到 logits 上，再按同样的规则选做法、
+    算值、记录、截断失控的错值（VALUE_LIMIT）。不给 logit_bonus 时走查表的快路径（sample_rollouts 就是这样）。
 【Python 小知识】numpy 的"花式索引"table[ctx]：ctx 是整数数组时，结果的每一行是 table 的第 ctx[i] 行。
 """
 
@@ -116,15 +119,39 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0):
     【例子】r = sample_rollouts(TrainableLLM(1e9), problems, 8, np.random.default_rng(0)); r.correct.mean()
     【边界】careless 的随机数也来自 rng；同一个 rng 状态 → 完全相同的结果。
     """
+    batch, n = _check_batch_n_rng(problems, n, rng)
+    temperature = as_real("temperature", temperature, low=0.0)
+    return _sample(model, batch, n, rng, temperature)
+
+
+def _check_batch_n_rng(problems, n, rng):
+    """sample_rollouts 和 hinted_rollouts 共同的参数检查：返回 (ProblemBatch, n)。"""
     batch = prepare_problems(problems)
     n = as_int("n", n, low=1)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
-    temperature = as_real("temperature", temperature, low=0.0)
+    return batch, n
+
+
+def _sample(model, batch, n, rng, temperature, logit_bonus=None):
+    """
+    采样循环本身（参数已经检查过）：sample_rollouts 和带提示的采样（imitation.hinted_rollouts）共用它。
+
+    【参数】model、n、rng、temperature：同 sample_rollouts；batch：ProblemBatch；
+        logit_bonus：None，或函数 logit_bonus(t, live, op, x, b, exact) → (m, 3) float 数组：
+            第 t 步、正在做这一步的 m 行（live：行下标数组或切片，行按 Rollouts 的顺序，B = 题数 × n）
+            每个做法的 logit 加多少；op、x、b、exact 是这 m 行的运算下标、输入值、运算数、正确结果。
+    【返回】Rollouts；给了 logit_bonus 时 probs / logp 是**加分以后**的采样概率
+    【边界】logit_bonus 不许用 rng（每一步只抽"选做法"和"careless"两次随机数，顺序不变，结果才可复现）。
+        不给 logit_bonus 时按情境查概率表（快）；给了就每一行单独做 softmax（慢一些，只有加分的时候才需要）。
+    【Python 小知识】logit_bonus 通常是一个闭包：在调用者里定义的小函数，记得调用者的变量（例如每道题的正确中间值）。
+    """
     P, L = batch.ops.shape
     B = P * n
     rows = np.repeat(np.arange(P), n)
-    if model.cot:
+    if logit_bonus is not None:
+        logits = [logit_table(model)] * L if model.cot else [logit_table(model, t) for t in range(L)]
+    elif model.cot:
         tables = [softmax_rows(logit_table(model), temperature)] * L
     else:
         tables = [softmax_rows(logit_table(model, t), temperature) for t in range(L)]
@@ -144,18 +171,24 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0):
         live = slice(None) if t < n_full else np.nonzero(mask[:, t])[0]
         op, b, xl = ops[live, t], operands[live, t], x[live]
         c = context_ids_np(op, xl, b)
-        pr = tables[t][c]
-        if t == 0 or tables[t] is not tables[t - 1]:
-            cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
-            with np.errstate(divide="ignore"):
-                log_table = np.log(tables[t])
-        u = rng.random(len(c))
-        a = _choose(pr, u) if has_zero else (u[:, None] >= cum[c]).sum(axis=1)
         exact = np.where(op == 0, xl + b, np.where(op == 1, xl - b, xl * b))
+        if logit_bonus is None:
+            pr = tables[t][c]
+            if t == 0 or tables[t] is not tables[t - 1]:
+                cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
+                with np.errstate(divide="ignore"):
+                    log_table = np.log(tables[t])
+            u = rng.random(len(c))
+            a = _choose(pr, u) if has_zero else (u[:, None] >= cum[c]).sum(axis=1)
+            logp[live, t] = log_table[c, a]
+        else:
+            pr = softmax_rows(logits[t][c] + logit_bonus(t, live, op, xl, b, exact), temperature)
+            u = rng.random(len(c))
+            a = _choose(pr, u)
+            logp[live, t] = np.log(pr[np.arange(len(a)), a])
         v = apply_op_np(op, xl, b, a, rng, exact=exact)
         ctx[live, t], actions[live, t], values[live, t] = c, a, v
         probs[live, t] = pr
-        logp[live, t] = log_table[c, a]
         step_ok[live, t] = v == exact
         x[live] = np.minimum(np.maximum(v, -VALUE_LIMIT), VALUE_LIMIT)
     final = x
