@@ -338,6 +338,11 @@ def context_ids_np(op_ids, a, b):
     return op_ids * 4 + level
 
 
+def exact_np(op_ids, a, b):
+    """向量化的正确做法：op_ids 为 0 / 1 / 2 的位置分别算 a + b、a − b、a × b。"""
+    return np.where(op_ids == 0, a + b, np.where(op_ids == 1, a - b, a * b))
+
+
 def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None):
     """
     向量化：按做法算一步，和 apply_op 的定义相同（careless 的随机数来自 numpy 的 rng，所以具体的错值分布相同、序列不同）。
@@ -347,7 +352,7 @@ def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None):
     【返回】int64 数组
     """
     if exact is None:
-        exact = np.where(op_ids == 0, a + b, np.where(op_ids == 1, a - b, a * b))
+        exact = exact_np(op_ids, a, b)
     out = exact.copy()
     bug = proc_ids == 1
     if bug.any():

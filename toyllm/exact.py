@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_int, as_real
-from .arithmetic import CONTEXTS, apply_op_np, context_ids_np
+from .arithmetic import CONTEXTS, apply_op_np, context_ids_np, exact_np
 from .policy import prob_table
 from .sampler import prepare_problems
 
@@ -58,7 +58,7 @@ def correct_paths(problems):
     for t in range(L):
         live = mask[:, t]
         op, a, b = ops[live, t], x[live], operands[live, t]
-        exact = np.where(op == 0, a + b, np.where(op == 1, a - b, a * b))
+        exact = exact_np(op, a, b)
         ctx[live, t] = context_ids_np(op, a, b)
         bug_ok[live, t] = apply_op_np(op, a, b, np.ones_like(op), None) == exact
         x[live] = exact

@@ -38,7 +38,7 @@ import math
 import numpy as np
 
 from ._checks import as_int, as_real
-from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np
+from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np, exact_np
 from .exact import CorrectPaths, correct_paths, exact_pass_at_1
 from .policy import logit_table, softmax_rows
 from .rl import History, _as_problems, _check_model, _entropy_table, _log_softmax, _sub_batch
@@ -168,7 +168,7 @@ def _correct_values(batch):
     x = batch.start.copy()
     for t in range(L):
         op, b = batch.ops[:, t], batch.operands[:, t]
-        x = np.where(batch.mask[:, t], np.where(op == 0, x + b, np.where(op == 1, x - b, x * b)), x)
+        x = np.where(batch.mask[:, t], exact_np(op, x, b), x)
         vals[:, t] = x
     return vals
 

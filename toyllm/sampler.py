@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_int, as_real
-from .arithmetic import OP_INDEX, apply_op_np, context_ids_np
+from .arithmetic import OP_INDEX, apply_op_np, context_ids_np, exact_np
 from .policy import logit_table, softmax_rows
 
 
@@ -171,7 +171,7 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
         live = slice(None) if t < n_full else np.nonzero(mask[:, t])[0]
         op, b, xl = ops[live, t], operands[live, t], x[live]
         c = context_ids_np(op, xl, b)
-        exact = np.where(op == 0, xl + b, np.where(op == 1, xl - b, xl * b))
+        exact = exact_np(op, xl, b)
         if logit_bonus is None:
             pr = tables[t][c]
             if t == 0 or tables[t] is not tables[t - 1]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, make_problem_set
 from ..estimators import pass_at_k
+from ..policy import softmax_rows
 from ..toy_llm import softmax
 from ..trainable import TrainableLLM, add_grad, context_key, probs_for, step_records
 
@@ -160,12 +161,6 @@ def _all_close(got, want, **tol):
 # =============================================================================
 # 作业一 · 梯度
 # =============================================================================
-def _softmax_np(z):
-    z = np.asarray(z, dtype=float)
-    e = np.exp(z - z.max())
-    return e / e.sum()
-
-
 def _onehot(n, a):
     e = np.zeros(n)
     e[a] = 1.0
@@ -195,7 +190,7 @@ def check_grad_log_softmax(fn):
 
 def _check_grad_log_softmax(name, fn):
     cases = [(np.array(z), a) for z, a in GRAD_LOG_SOFTMAX_CASES]
-    want = [_onehot(len(z), a) - _softmax_np(z) for z, a in cases]
+    want = [_onehot(len(z), a) - softmax_rows(z) for z, a in cases]
     got = [_as_array(_call(fn, z.copy(), a)) for z, a in cases]
     if _all_close(got, want):
         return _passed(name, f"通过（{len(cases)} 组 logits，和 1[j = a] − π_j 一致，大 logits 也没有溢出）")
@@ -209,17 +204,17 @@ def _check_grad_log_softmax(name, fn):
     normal = [i for i, (z, _) in enumerate(cases) if np.abs(z).max() < 100]
     wrong = {
         "符号反了：你算的是 π_j − 1[j = a]，应该是 1[j = a] − π_j（提高 z_a 会让 log π_a 变大，所以那一项是正的）。":
-            lambda z, a: _softmax_np(z) - _onehot(len(z), a),
+            lambda z, a: softmax_rows(z) - _onehot(len(z), a),
         "少了 1[j = a] 这一项：你只算了 −π_j。":
-            lambda z, a: -_softmax_np(z),
+            lambda z, a: -softmax_rows(z),
         "少了 −π_j 这一项：你只算了 1[j = a]。别忘了所有 logit 都出现在 softmax 的分母里。":
             lambda z, a: _onehot(len(z), a),
         "减的应该是概率 π = softmax(z)，不是 logits z 本身。":
             lambda z, a: _onehot(len(z), a) - z,
         "这是 π_a 本身的导数 π_a (1[j = a] − π_j)；log π_a 的导数还要除以 π_a，就是 1[j = a] − π_j。":
-            lambda z, a: _softmax_np(z)[a] * (_onehot(len(z), a) - _softmax_np(z)),
+            lambda z, a: softmax_rows(z)[a] * (_onehot(len(z), a) - softmax_rows(z)),
         "1[j = a] 只在 j = a 时是 1，其他位置是 0；你好像在每个位置都用了 1。":
-            lambda z, a: 1.0 - _softmax_np(z),
+            lambda z, a: 1.0 - softmax_rows(z),
     }
     for hint, f in wrong.items():
         if all(_close(got[i], f(*cases[i])) for i in normal):
