@@ -28,8 +28,10 @@ from .sampler import ProblemBatch, Rollouts, prepare_problems, sample_rollouts
 from .evaluation import (Estimate, SampleSet, best_of_k, best_of_n, compare_exact_sampled, draw_samples, estimate_mean,
                          evaluate_sampled, inference_curves, maj_at_k, maj_vote, mean_best_worst, pass_at_k_sampled,
                          scaling_curve, verify)
-from .rl import (PRESETS, History, KLEstimates, LossResult, RLConfig, Surrogate, aggregate_loss, aggregation_weights,
-                 clipped_surrogate, default_problems, diff_presets, group_advantages, kl_estimates, policy_loss, preset,
+from .history import History
+from .problems import default_problems
+from .rl import (PRESETS, KLEstimates, LossResult, RLConfig, Surrogate, aggregate_loss, aggregation_weights,
+                 clipped_surrogate, diff_presets, group_advantages, kl_estimates, policy_loss, preset,
                  presets_table, score_vectors, step_rewards, train)
 from .imitation import (distinct_mask, expert_iteration, hinted_rollouts, rejection_sampling_ft, rollouts_to_data, sft_counts,
                         sft_rollouts, star, step_counts)

@@ -1,5 +1,5 @@
 """
-在模型自己的解答上做模仿学习：向量化的 SFT、拒绝采样微调（RFT）、专家迭代、STaR（带"合理化"）。
+在模型自己的解答上做模仿学习：向量化的 SFT、拒绝采样微调（RFT）、专家迭代、STaR（带"合理化"）（第 6 讲 SFT / STaR 一节）。
 
 【思路】这些方法都是同一个循环：
         1. 采样：每道训练题让模型做 k 遍；
@@ -25,7 +25,7 @@
 
 【用法】
     from toyllm import TrainableLLM
-    from toyllm.rl import default_problems
+    from toyllm.problems import default_problems
     from toyllm.imitation import star, rejection_sampling_ft, expert_iteration
 
     train_set, heldout = default_problems(0)
@@ -40,10 +40,12 @@ import numpy as np
 from ._checks import as_int, as_real
 from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np, exact_np
 from .exact import CorrectPaths, correct_paths, exact_pass_at_1
-from .policy import logit_table, softmax_rows
-from .rl import History, _as_problems, _check_model, _entropy_table, _log_softmax, _sub_batch
-from .sampler import _check_batch_n_rng, _sample, prepare_problems, sample_rollouts
+from .history import History
+from .policy import log_softmax_rows, logit_table, softmax_rows
+from .rl.losses import entropy
+from .sampler import Rollouts, prepare_problems, sample_rollouts
 from .toy_llm import Sample
+from .trainable import check_trainable
 
 _N_CTX = len(CONTEXTS)
 
@@ -83,12 +85,14 @@ def sft_counts(model, counts, epochs=30, lr=2.0):
     【例子】sft_counts(model, step_counts(r.ctx, r.actions, r.mask & r.correct[:, None]))
     【Python 小知识】counts.sum(axis=1, keepdims=True) 的形状是 (12, 1)，可以直接和 (12, 3) 的 π 相乘（广播）。
     """
-    _check_model(model)
+    check_trainable(model)
     epochs = as_int("epochs", epochs, low=0)
     lr = as_real("lr", lr)
     counts = np.asarray(counts, dtype=float)
     if counts.shape != (_N_CTX, 3):
         raise ValueError(f"counts 的形状必须是 ({_N_CTX}, 3)，收到 {counts.shape}")
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise ValueError("counts 必须是有限的非负数（每个 (情境, 做法) 出现的次数）")
     total = counts.sum()
     if total == 0:
         return model
@@ -108,8 +112,14 @@ def sft_rollouts(model, rollouts, keep=None, epochs=30, lr=2.0):
     【返回】model
     【例子】sft_rollouts(model, r, keep=r.correct)      # 拒绝采样微调的一步
     """
+    _check_rollouts(rollouts)
     mask = rollouts.mask if keep is None else rollouts.mask & _as_keep(keep, len(rollouts))[:, None]
     return sft_counts(model, step_counts(rollouts.ctx, rollouts.actions, mask), epochs, lr)
+
+
+def _check_rollouts(rollouts):
+    if not isinstance(rollouts, Rollouts):
+        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
 
 
 def _as_keep(keep, B):
@@ -126,6 +136,7 @@ def rollouts_to_data(problems, rollouts, keep=None):
     【参数】problems：采样时用的题目（list of Problem 或 ProblemBatch）；rollouts：Rollouts；keep：(B,) bool
     【返回】list of (Problem, Sample)
     """
+    _check_rollouts(rollouts)
     batch = prepare_problems(problems)
     keep = np.ones(len(rollouts), bool) if keep is None else _as_keep(keep, len(rollouts))
     out = []
@@ -147,6 +158,7 @@ def distinct_mask(rollouts, keep=None):
     【Python 小知识】把一串 0/1/2 看成三进制数，就得到一个整数"指纹"；np.unique(..., return_index=True)
         返回每个不同的值第一次出现的位置。
     """
+    _check_rollouts(rollouts)
     B = len(rollouts)
     keep = np.ones(B, bool) if keep is None else _as_keep(keep, B)
     L = rollouts.actions.shape[1]
@@ -177,7 +189,7 @@ def hinted_rollouts(model, problems, n, rng, hint_boost=3.0, temperature=1.0):
     """
     "知道答案"的采样：每一步，结果会等于正确中间值的做法 logit 加 hint_boost（见模块说明）。
 
-    【思路】采样的循环和 sample_rollouts 是同一个（sampler._sample）；这里只提供每一步的"加分"：
+    【思路】采样的循环就是 sample_rollouts（它的 logit_bonus 参数）；这里只提供每一步的"加分"：
         correct 的结果、bug 的结果（bug 是确定的）分别和正确路径上这一步的值比较，相等就加 hint_boost；
         careless 是随机的失误，不加分。
     【参数】model：TrainableLLM 或 ToyLLM（有思维链）；problems：list of Problem 或 ProblemBatch；n：每题几份；
@@ -187,9 +199,11 @@ def hinted_rollouts(model, problems, n, rng, hint_boost=3.0, temperature=1.0):
     【例子】hinted_rollouts(TrainableLLM(1e9), failed, 1, np.random.default_rng(0)).correct.mean() → 接近 1
     【Python 小知识】bonus 是一个闭包：它在 hinted_rollouts 里面定义，记得外面的 target 和 hint_boost。
     """
-    batch, n = _check_batch_n_rng(problems, n, rng)
+    batch = prepare_problems(problems)
+    n = as_int("n", n, low=1)
     hint_boost = as_real("hint_boost", hint_boost, low=0.0)
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
+    logit_table(model)                                 # 先检查模型
     if not model.cot:
         raise ValueError("hinted_rollouts 只支持有思维链的模型（cot=True）")
     target = np.repeat(_correct_values(batch), n, axis=0)          # 每份解答那道题的正确中间值 (B, L)
@@ -199,7 +213,7 @@ def hinted_rollouts(model, problems, n, rng, hint_boost=3.0, temperature=1.0):
         bug = apply_op_np(op, x, b, np.ones(len(op), np.int64), None, exact=exact)   # bug 是确定的，不用随机数（rng 传 None）
         return hint_boost * np.stack([exact == tg, bug == tg, np.zeros(len(op), bool)], axis=1)
 
-    return _sample(model, batch, n, rng, temperature, logit_bonus=bonus)
+    return sample_rollouts(model, batch, n, rng, temperature, logit_bonus=bonus)
 
 
 # =============================================================================
@@ -207,7 +221,7 @@ def hinted_rollouts(model, problems, n, rng, hint_boost=3.0, temperature=1.0):
 # =============================================================================
 def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, dedup, rationalize, hint_boost, restart,
              epochs, lr, seed, callback):
-    _check_model(model)
+    check_trainable(model)
     rounds = as_int("rounds", rounds, low=0)
     k = as_int("k（每道题采样几份）", k, low=1)
     epochs = as_int("epochs", epochs, low=0)
@@ -219,9 +233,9 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
             raise TypeError(f"{name} 必须是 True 或 False，收到 {flag!r}")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback 必须是函数，收到 {callback!r}")
-    batch = _as_problems("train_problems", train_problems)
+    batch = prepare_problems(train_problems, "train_problems")
     paths = heldout_problems if isinstance(heldout_problems, CorrectPaths) else \
-        correct_paths(_as_problems("heldout_problems", heldout_problems).problems)
+        correct_paths(prepare_problems(heldout_problems, "heldout_problems"))
     rng = np.random.default_rng(seed)
     start = model.params.copy()
     options = {"rounds": rounds, "k": k, "dedup": dedup, "rationalize": rationalize, "hint_boost": hint_boost,
@@ -235,7 +249,8 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
         for r_i in range(1, rounds + 1):
             roll = sample_rollouts(model, batch, k, rng)
             samples += len(roll)
-            entropy = float(_entropy_table(logit_table(model))[roll.ctx[roll.mask]].mean())
+            logpi = log_softmax_rows(logit_table(model))
+            mean_entropy = float(entropy(np.exp(logpi), logpi).value[roll.ctx[roll.mask]].mean())
             keep = distinct_mask(roll, roll.correct) if dedup else roll.correct
             counts = step_counts(roll.ctx, roll.actions, roll.mask & keep[:, None])
             n_kept, n_rat = int(keep.sum()), 0
@@ -244,7 +259,7 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
                 solved[roll.problem[roll.correct]] = True
                 failed = np.flatnonzero(~solved)
                 if len(failed):
-                    hinted = hinted_rollouts(model, _sub_batch(batch, failed), 1, rng, hint_boost)
+                    hinted = hinted_rollouts(model, batch.subset(failed), 1, rng, hint_boost)
                     samples += len(hinted)
                     ok = hinted.correct
                     counts += step_counts(hinted.ctx, hinted.actions, hinted.mask & ok[:, None])
@@ -254,13 +269,13 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
             sft_counts(model, counts, epochs, lr)
             total = counts.sum()
             if total:
-                logpi = _log_softmax(logit_table(model))
+                logpi = log_softmax_rows(logit_table(model))
                 loss = float(-(counts * logpi).sum() / total)
             else:
                 loss = math.nan
             hist.append({"iteration": r_i, "pass1_exact": exact_pass_at_1(model, paths),
                          "pass1_sampled": float(roll.correct.mean()), "kept": n_kept + n_rat, "rationalized": n_rat,
-                         "samples": samples, "entropy": entropy, "loss": loss})
+                         "samples": samples, "entropy": mean_entropy, "loss": loss})
             r_done = r_i
             if callback is not None:
                 callback(hist, model)

@@ -1,5 +1,5 @@
 """
-向量化的采样器：一次让模型把一批题各做 n 遍，所有结果放在 numpy 数组里。
+向量化的采样器：一次让模型把一批题各做 n 遍，所有结果放在 numpy 数组里（第 6 讲：RL 的"采样"一步）。
 
 【思路】ToyLLM.generate 一步一步地做一道题，清楚但慢。RL 一轮要做几百份解答，评估要做几万份，
     所以这里把"题目 × 第几遍"排成 B 行，每一步对 B 行同时做：
@@ -8,8 +8,8 @@
         3. 按选中的做法算出这一步的值（apply_op_np）。
     得到的解答和 generate 的**分布**相同（有统计检验），只是随机数的用法不同，所以同一个种子给出的具体样本不同。
 【扩展点】这个循环只写一次。别的采样方式（例如 imitation.hinted_rollouts：STaR 带着答案做题）不必再抄一遍，
-    而是调用 _sample(..., logit_bonus=函数)：每一步先把函数给出的"加分"加到 logits 上，再按同样的规则选做法、
-    算值、记录、截断失控的错值（VALUE_LIMIT）。不给 logit_bonus 时走查表的快路径（sample_rollouts 就是这样）。
+    而是调用 sample_rollouts(..., logit_bonus=函数)：每一步先把函数给出的"加分"加到 logits 上，再按同样的规则
+    选做法、算值、记录、截断失控的错值（VALUE_LIMIT）。不给 logit_bonus 时走查表的快路径。
 【Python 小知识】numpy 的"花式索引"table[ctx]：ctx 是整数数组时，结果的每一行是 table 的第 ctx[i] 行。
 """
 
@@ -20,6 +20,7 @@ import numpy as np
 from ._checks import as_int, as_real
 from .arithmetic import OP_INDEX, apply_op_np, context_ids_np, exact_np
 from .policy import logit_table, softmax_rows
+from .problems import check_problems
 
 
 VALUE_LIMIT = 10 ** 16 - 1
@@ -46,14 +47,30 @@ class ProblemBatch:
     def __len__(self):
         return len(self.problems)
 
+    def subset(self, rows):
+        """
+        这批题的一部分（第 rows 行，按给的顺序），列数 L 不变，这样几批采样的结果可以直接接起来。
 
-def prepare_problems(problems):
-    """把 list of Problem 变成 ProblemBatch（只需做一次，可以反复采样）。【边界】problems 不能为空。"""
+        【参数】rows：行下标的整数数组（非空）
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or len(rows) == 0:
+            raise ValueError(f"rows 必须是非空的一维整数数组，收到 {rows!r}")
+        problems = tuple(self.problems[i] for i in rows)
+        return ProblemBatch(self.start[rows], self.ops[rows], self.operands[rows], self.mask[rows], self.answer[rows],
+                            self.lengths[rows], problems)
+
+
+def prepare_problems(problems, name="problems"):
+    """
+    把 list of Problem 变成 ProblemBatch（只需做一次，可以反复采样）；ProblemBatch 原样返回。
+
+    【参数】problems：Problem 的列表或 ProblemBatch；name：报错时用的参数名
+    【边界】problems 为空、不是 Problem 的列表：中文的 ValueError / TypeError（见 problems.check_problems）。
+    """
     if isinstance(problems, ProblemBatch):
         return problems
-    problems = tuple(problems)
-    if not problems:
-        raise ValueError("problems 不能为空")
+    problems = check_problems(name, problems)
     P, L = len(problems), max(len(p.steps) for p in problems)
     ops = np.zeros((P, L), dtype=np.int64)
     operands = np.zeros((P, L), dtype=np.int64)
@@ -108,34 +125,32 @@ def _choose(probs, u):
     return a
 
 
-def sample_rollouts(model, problems, n, rng, temperature=1.0):
+def sample_rollouts(model, problems, n, rng, temperature=1.0, *, logit_bonus=None):
     """
     让模型把每道题做 n 遍（向量化）。
 
     【参数】model：ToyLLM 或 TrainableLLM（按 policy.logit_table 的公式：思维链和 Δ 都算在内）；
         problems：list of Problem 或 ProblemBatch；n：每道题做几遍（≥ 1）；
-        rng：numpy.random.Generator，例如 np.random.default_rng(0)；temperature：≥ 0（0 是贪心）
+        rng：numpy.random.Generator，例如 np.random.default_rng(0)；temperature：≥ 0（0 是贪心）；
+        logit_bonus：None，或每一步给 logits 的"加分"函数（见 _sample 的说明；imitation.hinted_rollouts 用它）
     【返回】Rollouts
     【例子】r = sample_rollouts(TrainableLLM(1e9), problems, 8, np.random.default_rng(0)); r.correct.mean()
     【边界】careless 的随机数也来自 rng；同一个 rng 状态 → 完全相同的结果。
     """
-    batch, n = _check_batch_n_rng(problems, n, rng)
-    temperature = as_real("temperature", temperature, low=0.0)
-    return _sample(model, batch, n, rng, temperature)
-
-
-def _check_batch_n_rng(problems, n, rng):
-    """sample_rollouts 和 hinted_rollouts 共同的参数检查：返回 (ProblemBatch, n)。"""
     batch = prepare_problems(problems)
     n = as_int("n", n, low=1)
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
-    return batch, n
+    temperature = as_real("temperature", temperature, low=0.0)
+    if logit_bonus is not None and not callable(logit_bonus):
+        raise TypeError(f"logit_bonus 必须是函数或 None，收到 {logit_bonus!r}")
+    logit_table(model)                    # 先检查模型（不是 ToyLLM、或重写了逐步 logits 的子类时报错）
+    return _sample(model, batch, n, rng, temperature, logit_bonus)
 
 
 def _sample(model, batch, n, rng, temperature, logit_bonus=None):
     """
-    采样循环本身（参数已经检查过）：sample_rollouts 和带提示的采样（imitation.hinted_rollouts）共用它。
+    采样循环本身（参数已经检查过，sample_rollouts 调用它）。
 
     【参数】model、n、rng、temperature：同 sample_rollouts；batch：ProblemBatch；
         logit_bonus：None，或函数 logit_bonus(t, live, op, x, b, exact) → (m, 3) float 数组：

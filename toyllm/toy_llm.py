@@ -10,13 +10,14 @@
     · 没有思维链（cot=False）时，模型要"在脑子里"记住前面的结果，越往后越难：
       第 i 步（从 0 数）的 correct logit 再减去 NO_COT_PENALTY × i。
     正确答案要求每一步都对（或者错误恰好被后面的错误抵消，极少见）。
+    这个公式只写在 base_logits 里：逐步的 step_logits 和数组版本的 policy.logit_table 都调用它。
 """
 
 import math
 from dataclasses import dataclass
 
 from ._checks import as_int, as_real, as_rng
-from .arithmetic import OPS, PROCEDURES, apply_op, step_hardness
+from .arithmetic import CONTEXT_INDEX, CONTEXTS, OPS, PROCEDURES, apply_op, step_hardness
 from .text import fmt_size
 
 REF_SIZE = 1e9
@@ -56,7 +57,34 @@ def softmax(logits, temperature=1.0):
     return [x / total for x in e]
 
 
-def _base_logits(size, cot, key, step_index):
+class UnknownContextError(KeyError, ValueError):
+    """未知的情境：既是 KeyError（字典式的 delta[key] 语义），也是 ValueError（参数不合法）。消息是中文。"""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+def context_index(key, name="key"):
+    """
+    情境 key = (运算, 难度) 在 CONTEXTS 里的下标。
+
+    【边界】key 不是 12 种情境之一时报 UnknownContextError（KeyError 和 ValueError 的子类），
+        消息里有参数名、收到的值和全部可用的情境。
+    【例子】context_index(("mul", 1.5)) → 7
+    """
+    try:
+        return CONTEXT_INDEX[key]
+    except (KeyError, TypeError):
+        raise UnknownContextError(f"{name} 必须是 toyllm.CONTEXTS 里的一个情境 (运算, 难度)，收到 {key!r}；"
+                                  f"可用的情境：{'、'.join(map(repr, CONTEXTS))}") from None
+
+
+def base_logits(size, cot, key, step_index=0):
+    """
+    情境 key = (运算, 难度) 下、第 step_index 步的三个 logits [correct, bug, careless]（模块说明里的公式）。
+
+    【参数】size：参数量；cot：是否有思维链；key：(运算, 难度)，难度可以是任意实数；step_index：第几步（从 0 数）
+    """
     op, hard = key
     z = ALPHA[op] + BETA * math.log10(size / REF_SIZE) - hard
     if not cot:
@@ -90,8 +118,11 @@ class ToyLLM:
         某个情境 (运算, 难度) 下的三个 logits（不需要具体的数字）。
 
         【返回】[correct, bug, careless] 的 logits，list of float
+        【边界】key 必须是 CONTEXTS 里的情境，否则报 UnknownContextError（中文，列出可用的情境）。
         """
-        return _base_logits(self.size, self.cot, key, step_index)
+        context_index(key)
+        step_index = as_int("step_index", step_index, low=0)
+        return base_logits(self.size, self.cot, key, step_index)
 
     def step_logits(self, op, a, b, step_index):
         """
@@ -102,7 +133,9 @@ class ToyLLM:
         【例子】ToyLLM(1e9).step_logits("mul", 47, 12, 0) → [3.4 − 1.5, 0.0, −0.5] = [1.9, 0.0, −0.5]
         """
         step_index = as_int("step_index", step_index, low=0)
-        return _base_logits(self.size, self.cot, (op, step_hardness(op, a, b)), step_index)
+        if op not in OPS:
+            raise ValueError(f"op 必须是 {'、'.join(map(repr, OPS))} 之一，收到 {op!r}")
+        return base_logits(self.size, self.cot, (op, step_hardness(op, a, b)), step_index)
 
     def step_probs(self, op, a, b, step_index, temperature=1.0):
         """
@@ -146,4 +179,4 @@ class ToyLLM:
 
 
 __all__ = ["ALPHA", "BETA", "LOGIT_BUG", "LOGIT_CARELESS", "NO_COT_PENALTY", "REF_SIZE", "OPS",
-           "Sample", "ToyLLM", "softmax"]
+           "Sample", "ToyLLM", "UnknownContextError", "base_logits", "context_index", "softmax"]

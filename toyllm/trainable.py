@@ -31,10 +31,10 @@ from collections.abc import Mapping, MutableMapping
 import numpy as np
 
 from ._checks import as_int, as_real, as_rng
-from .arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, step_hardness
+from .arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, Problem, step_hardness
 from .estimators import pass_at_k
 from .text import mean
-from .toy_llm import ToyLLM, softmax
+from .toy_llm import Sample, ToyLLM, context_index, softmax
 
 TEMPERATURE = 1.0
 
@@ -46,13 +46,6 @@ def context_key(op, a, b):
     【例子】47 × 12：("mul", 1.5)（乘两位数）；472 × 12：("mul", 2.2)（乘两位数 + 被乘数 ≥ 100）。
     """
     return op, round(step_hardness(op, a, b), 1)
-
-
-def _context_row(key):
-    try:
-        return CONTEXT_INDEX[key]
-    except (KeyError, TypeError):
-        raise KeyError(f"未知的情境 {key!r}；情境必须是 toyllm.CONTEXTS 里的一个，例如 ('mul', 1.5)") from None
 
 
 def _as_delta_row(key, value):
@@ -74,7 +67,8 @@ class DeltaView(MutableMapping):
     【思路】第 6 讲最初的版本把 Δ 存在 dict 里；RL 引擎要用数组一次处理所有情境。
         DeltaView 让两种写法指向同一块内存：delta[key] 返回 params 的一行（numpy 视图），
         原地修改它（delta[key][0] += 0.1）就是修改 params。
-    【边界】情境是固定的 12 种（toyllm.CONTEXTS），不能新增也不能删除；未知情境报 KeyError。
+    【边界】情境是固定的 12 种（toyllm.CONTEXTS），不能新增也不能删除；未知情境报 UnknownContextError
+        （KeyError 的子类，中文消息列出可用的情境），所以 delta.get(key) 照样返回 None。
     【Python 小知识】继承 collections.abc.MutableMapping 并实现 5 个方法（__getitem__、__setitem__、
         __delitem__、__iter__、__len__），就自动得到 get、setdefault、items、update……
     """
@@ -83,10 +77,10 @@ class DeltaView(MutableMapping):
         self._params = params
 
     def __getitem__(self, key):
-        return self._params[_context_row(key)]
+        return self._params[context_index(key, "delta 的键")]
 
     def __setitem__(self, key, value):
-        self._params[_context_row(key)] = _as_delta_row(key, value)
+        self._params[context_index(key, "delta 的键")] = _as_delta_row(key, value)
 
     def __delitem__(self, key):
         raise TypeError(f"Δ 的情境是固定的，不能删除 {key!r}；要清零请写 delta[key] = [0.0, 0.0, 0.0]")
@@ -139,7 +133,7 @@ class TrainableLLM(ToyLLM):
             raise TypeError(f"delta 必须是 {{情境: [3 个数]}} 形式的字典，收到 {type(value).__name__}")
         new = np.zeros_like(self.params)
         for key, row in value.items():
-            new[_context_row(key)] = _as_delta_row(key, row)
+            new[context_index(key, "delta 的键")] = _as_delta_row(key, row)
         self.params[...] = new
 
     def step_logits(self, op, a, b, step_index):
@@ -150,7 +144,7 @@ class TrainableLLM(ToyLLM):
     def context_logits(self, key, step_index=0):
         """某个情境下加上 Δ 以后的三个 logits。"""
         base = super().context_logits(key, step_index)
-        return [z + dz for z, dz in zip(base, self.params[_context_row(key)].tolist())]
+        return [z + dz for z, dz in zip(base, self.params[context_index(key)].tolist())]
 
     def copy(self, name=None):
         """复制一个参数相同的新模型（训练时常要保留"旧策略"或"参考策略"）。新模型的 params 是一份新数组。"""
@@ -162,9 +156,28 @@ class TrainableLLM(ToyLLM):
 
         【思路】和 ToyLLM.step_logits 的公式相同：correct 的 logit = ALPHA[运算] + BETA × log10(参数量 / 1e9) − 难度，
             bug 和 careless 的 logit 是常数，再加上这个情境的 Δ。
+        【边界】key 不是 CONTEXTS 里的情境时报 UnknownContextError（中文，列出可用的情境）。
         【例子】TrainableLLM(1e9).p_correct(("mul", 2.2))
         """
         return softmax(self.context_logits(key))[0]
+
+
+def check_trainable(model, name="model"):
+    """检查 model 是 TrainableLLM、params 的形状是 (12, 3)；返回 model。【边界】否则报中文的 TypeError / ValueError。"""
+    if not isinstance(model, TrainableLLM):
+        raise TypeError(f"{name} 必须是 TrainableLLM（有可以训练的参数 params），收到 {type(model).__name__}")
+    if np.shape(model.params) != (len(CONTEXTS), 3):
+        raise ValueError(f"{name}.params 的形状必须是 ({len(CONTEXTS)}, 3)，收到 {np.shape(model.params)}")
+    return model
+
+
+def _check_pair(problem, sample):
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem 必须是 Problem（例如 make_problem(...) 的结果），收到 {type(problem).__name__}")
+    if not isinstance(sample, Sample):
+        raise TypeError(f"sample 必须是 Sample（model.generate(...) 的结果），收到 {type(sample).__name__}")
+    if len(sample.values) != len(problem.steps) or len(sample.procs) != len(problem.steps):
+        raise ValueError(f"sample 的步数（{len(sample.values)}）必须和 problem 的步数（{len(problem.steps)}）相同")
 
 
 # =============================================================================
@@ -177,6 +190,7 @@ def step_records(problem, sample):
     【思路】每一步的输入是上一步**写下的**值（不是正确值），所以要从 sample.values 重建每一步的输入。
     【返回】list of (key, action_index)
     """
+    _check_pair(problem, sample)
     records = []
     x = problem.start
     for step, v, proc in zip(problem.steps, sample.values, sample.procs):
@@ -187,6 +201,9 @@ def step_records(problem, sample):
 
 def probs_for(model, problem, sample):
     """每一步在当前模型下选那个做法的概率分布（list of 3-list），和 step_records 一一对应。"""
+    if not isinstance(model, ToyLLM):
+        raise TypeError(f"model 必须是 ToyLLM 或 TrainableLLM，收到 {type(model).__name__}")
+    _check_pair(problem, sample)
     out = []
     x = problem.start
     for i, (step, v) in enumerate(zip(problem.steps, sample.values)):

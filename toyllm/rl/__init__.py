@@ -1,0 +1,39 @@
+"""
+强化学习引擎：从 REINFORCE 到 GRPO、PPO、Dr. GRPO、DAPO，都是**同一个循环**，只是选项不同（第 6 讲）。
+
+【讲义地图】每个文件是课上的一个概念：
+    config.py     RLConfig、PRESETS、preset、diff_presets、presets_table —— 每个算法都是一个配置的取值
+    losses.py     优势（group_advantages）、裁剪的替代损失（clipped_surrogate）、KL 估计（kl_estimator / kl_estimates）、
+                  聚合（aggregation_weights / aggregate_loss）、熵（entropy）、奖励（step_rewards）
+                  —— 每个公式旁边就是它的导数，输入是普通数组，不知道玩具模型
+    kernel.py     把这些公式用链式法则接起来，得到对 Δ 表 (12, 3) 的精确梯度（policy_loss、score_vectors）
+    filtering.py  采样一批组，动态采样（DAPO）丢掉奖励全相同的组再补采
+    loop.py       循环本身 train：采样 → 过滤 → 优势 → μ 次更新 → 记录（History）
+    训练记录 History 在 toyllm/history.py，课上的题目 default_problems 在 toyllm/problems.py（模仿学习也用它们）。
+
+【用法】
+    from toyllm import TrainableLLM
+    from toyllm.rl import train, preset, default_problems
+
+    train_set, heldout = default_problems(seed=0)
+    model = TrainableLLM(1e9)
+    hist = train(model, preset("grpo", iterations=200), train_set, heldout)
+    print(hist.to_table(every=20))
+"""
+
+from ..history import COLUMN_NAMES, History
+from ..problems import default_problems
+from .config import (ADVANTAGES, AGGREGATIONS, KL_ESTIMATORS, OPTIMIZERS, OPTION_NAMES, PRESET_NAMES, PRESETS,
+                     REWARDS, SCALES, RLConfig, diff_presets, preset, presets_table)
+from .losses import (KL_CLAMP, Entropy, KLEstimates, KLTerm, Surrogate, aggregate_loss, aggregation_weights,
+                     clipped_surrogate, constant_groups, entropy, group_advantages, kl_estimates, kl_estimator,
+                     step_rewards)
+from .kernel import LossResult, policy_loss, score_vectors
+from .loop import RL_COLUMNS, train
+
+__all__ = ["ADVANTAGES", "AGGREGATIONS", "COLUMN_NAMES", "Entropy", "History", "KLEstimates", "KLTerm", "KL_CLAMP",
+           "KL_ESTIMATORS", "LossResult", "OPTIMIZERS", "OPTION_NAMES", "PRESETS", "PRESET_NAMES", "REWARDS",
+           "RLConfig", "RL_COLUMNS", "SCALES", "Surrogate", "aggregate_loss", "aggregation_weights",
+           "clipped_surrogate", "constant_groups", "default_problems", "diff_presets", "entropy", "group_advantages",
+           "kl_estimates", "kl_estimator", "policy_loss", "preset", "presets_table", "score_vectors", "step_rewards",
+           "train"]

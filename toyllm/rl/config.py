@@ -1,0 +1,277 @@
+"""
+RL 的配置：所有算法都是同一个循环，一个 RLConfig 的不同取值（第 6 讲"从 REINFORCE 到 DAPO"）。
+
+【思路】REINFORCE、RLOO、GRPO、Dr. GRPO、PPO、DAPO 的差别只在几个选项：优势怎么算、损失怎么聚合、
+    每批更新几次、裁剪区间、KL、动态采样。每个选项的中文名和说明只写一次（字段的 metadata），
+    RLConfig 的文档、预设对照表和命令行 python -m toyllm train 的帮助都从这里生成。
+"""
+
+import dataclasses
+import difflib
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._checks import as_choice, as_int, as_real
+from ..text import display_width, pad
+
+ADVANTAGES = ("none", "mean", "rloo", "grpo")
+SCALES = ("group", "batch", "none")
+AGGREGATIONS = ("seq-mean", "token-mean", "constant")
+KL_ESTIMATORS = ("k1", "k2", "k3")
+REWARDS = ("outcome", "process", "procedure")
+OPTIMIZERS = ("sgd", "adam")
+
+
+def _option(default, name, help, more="", choices=None):
+    """一个选项：默认值 + 中文名 name + 一句说明 help（命令行帮助用）+ 细节 more（只进文档）。"""
+    return field(default=default, metadata={"name": name, "help": help, "more": more, "choices": choices})
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    """
+    一次 RL 训练的全部选项。所有算法都是这个配置的不同取值（见 PRESETS）。
+
+    【思路】frozen dataclass：创建后不能修改（cfg.lr = 1 会报错），要改就用 cfg.replace(lr=1) 得到一个新配置。
+        这样一个配置可以放心地在预设表、历史记录、保存的文件之间共享，不会被谁悄悄改掉。
+        创建时检查每一个选项，错误用中文说明（参数名、收到的值、接受什么）。
+    【参数】（括号里是真实系统的对应选项）
+{options}
+    【返回】RLConfig
+    【边界】未知的选项名报 TypeError，并提示最像的选项名；group_size < 2、eps < 0、mu < 1、lr 不是有限的数……
+        都报中文的 ValueError。bool 选项必须真的是 True / False（不接受 0 / 1）。
+    【例子】
+        RLConfig()                                      # 默认 = GRPO 预设
+        RLConfig(mu=4, eps_high=0.28)
+        PRESETS["dapo"].replace(iterations=50)
+        RLConfig(group_size=1)   # ValueError: group_size（每道题采样几份）必须 >= 2 ……
+    【Python 小知识】@dataclass(frozen=True) 自动生成 __init__、__repr__、__eq__，并禁止给属性赋值；
+        在 __post_init__ 里要"修改"字段只能用 object.__setattr__(self, 名字, 值)。
+        field(metadata={...}) 给字段挂上任意说明：这里的文档和命令行帮助都是从它生成的。
+    """
+    iterations: int = _option(200, "迭代次数", "迭代次数（≥ 0）")
+    batch_problems: int = _option(32, "每次的题数", "每次迭代训练用几道题（≥ 1）",
+                                  "TRL 里是 per_device_train_batch_size / num_generations")
+    group_size: int = _option(8, "组大小 G", "每道题采样几份解答 G（≥ 2）",
+                              "TRL num_generations；verl actor_rollout_ref.rollout.n")
+    lr: float = _option(2.0, "学习率", "学习率（有限、≥ 0）",
+                        "TRL learning_rate。optimizer='sgd' 时参数 −= lr × 梯度；真实系统用 AdamW")
+    advantage: str = _option(
+        "grpo", "优势", "优势：none（REINFORCE）/ mean（组平均基线）/ rloo（留一法）/ grpo（再除以标准差）",
+        "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）；\"mean\"：A = r − 组平均（Dr. GRPO；"
+        "TRL scale_rewards=\"none\"）；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer；"
+        "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）",
+        ADVANTAGES)
+    scale_rewards: str = _option(
+        "group", "标准差范围", "GRPO 的标准差：group（同组）/ batch（整批）/ none（不除）",
+        "只对 advantage=\"grpo\" 有用。\"group\" 是 TRL 默认；\"batch\" 是 TRL scale_rewards=\"batch\"（REINFORCE++）；"
+        "\"none\" 等于 \"mean\"（verl norm_adv_by_std_in_grpo=False）", SCALES)
+    std_eps: float = _option(1e-4, "std_eps", "除以标准差时加的小数（> 0）", "TRL 用 1e-4，verl 用 1e-6")
+    loss_agg: str = _option(
+        "seq-mean", "损失聚合", "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO）",
+        "\"seq-mean\"：先在每份解答内按步平均，再对解答平均（TRL loss_type=\"grpo\"；verl \"seq-mean-token-mean\"）；"
+        "\"token-mean\"：整批所有步一起平均（TRL \"dapo\"/\"bnpo\"；verl \"token-mean\"）；"
+        "\"constant\"：总和除以常数 B × L_max（TRL \"dr_grpo\"；verl \"seq-mean-token-sum-norm\"），"
+        "L_max = 训练题里最长的步数（相当于 max_completion_length）", AGGREGATIONS)
+    mu: int = _option(1, "每批更新次数 μ", "每批数据更新几次 μ（≥ 1）",
+                      "TRL num_iterations；verl ppo_epochs。μ = 1 时 ρ ≡ 1，裁剪不会发生")
+    clip: bool = _option(True, "裁剪", "是否裁剪重要性比率",
+                         "False 时损失是 −ρA，即带重要性采样的策略梯度")
+    eps_low: float = _option(0.2, "ε_low", "裁剪下界 1 − eps_low（0 ~ 1）",
+                             "TRL epsilon；verl clip_ratio_low")
+    eps_high: float = _option(0.2, "ε_high", "裁剪上界 1 + eps_high（≥ 0；DAPO 0.28）",
+                              "TRL epsilon_high；verl clip_ratio_high")
+    beta: float = _option(0.0, "KL 系数 β", "KL 惩罚系数 β（≥ 0）",
+                          "TRL beta（0.19 版起默认 0，之前 0.04）；verl kl_loss_coef（use_kl_loss）")
+    kl_estimator: str = _option("k3", "KL 估计", "损失里的 KL 估计：k1 / k2 / k3（Schulman）",
+                                "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）",
+                                KL_ESTIMATORS)
+    dynamic_sampling: bool = _option(False, "动态采样", "动态采样（DAPO）：丢掉奖励全相同的组，再采新题补满",
+                                     "verl algorithm.filter_groups.enable")
+    max_draws: int = _option(10, "最多采几批", "动态采样时每次迭代最多采几批（≥ 1）",
+                             "到了上限就用已经凑到的组训练。verl algorithm.filter_groups.max_num_gen_batches")
+    reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
+                          "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
+    entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
+                                  "verl actor.entropy_coeff；TRL 没有这一项")
+    temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
+                                 "TRL temperature。熵、KL 按这个温度算；留出题上的精确 pass@1 总是按温度 1 算")
+    optimizer: str = _option(
+        "sgd", "优化器", "优化器：sgd（参数 −= lr × 梯度）/ adam",
+        "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW "
+        "去掉权重衰减），lr 要小得多（约 0.05）。Adam 对梯度的整体缩放不敏感，比较 Dr. GRPO 和 GRPO 时值得打开",
+        OPTIMIZERS)
+    seed: int = _option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来")
+
+    def __new__(cls, *args, **kwargs):
+        names = [f.name for f in dataclasses.fields(cls)]
+        if len(args) > len(names):
+            raise TypeError(f"RLConfig 最多接受 {len(names)} 个位置参数，收到 {len(args)} 个；建议写成 RLConfig(lr=1.0, ...)")
+        for key in kwargs:
+            if key not in names:
+                raise TypeError(_unknown_option_message(key, names))
+        return super().__new__(cls)
+
+    def __post_init__(self):
+        s = object.__setattr__
+        s(self, "iterations", as_int("iterations（迭代次数）", self.iterations, low=0))
+        s(self, "batch_problems", as_int("batch_problems（每次迭代的题数）", self.batch_problems, low=1))
+        g = as_int("group_size（每道题采样几份）", self.group_size)
+        if g < 2:
+            raise ValueError(f"group_size（每道题采样几份，G）必须 >= 2：一组只有一份解答时没法和同组比较，"
+                             f"组平均基线让优势永远是 0（TRL 也要求 num_generations >= 2），收到 {g!r}")
+        s(self, "group_size", g)
+        s(self, "lr", as_real("lr（学习率）", self.lr, low=0.0))
+        s(self, "advantage", as_choice("advantage（优势的算法）", self.advantage, ADVANTAGES))
+        s(self, "scale_rewards", as_choice("scale_rewards（标准差的范围）", self.scale_rewards, SCALES))
+        s(self, "std_eps", as_real("std_eps", self.std_eps, 0.0, low_open=True))
+        s(self, "loss_agg", as_choice("loss_agg（损失的聚合方式）", self.loss_agg, AGGREGATIONS))
+        s(self, "mu", as_int("mu（每批数据更新几次 μ）", self.mu, low=1))
+        s(self, "clip", _as_bool("clip", self.clip))
+        s(self, "eps_low", as_real("eps_low（裁剪下界 1 − eps_low）", self.eps_low, 0.0, 1.0))
+        s(self, "eps_high", as_real("eps_high（裁剪上界 1 + eps_high）", self.eps_high, low=0.0))
+        s(self, "beta", as_real("beta（KL 系数 β）", self.beta, low=0.0))
+        s(self, "kl_estimator", as_choice("kl_estimator（KL 估计）", self.kl_estimator, KL_ESTIMATORS))
+        s(self, "dynamic_sampling", _as_bool("dynamic_sampling", self.dynamic_sampling))
+        s(self, "max_draws", as_int("max_draws（动态采样每次迭代最多采几批）", self.max_draws, low=1))
+        s(self, "reward", as_choice("reward（奖励）", self.reward, REWARDS))
+        s(self, "entropy_coef", as_real("entropy_coef（熵奖励系数）", self.entropy_coef))
+        s(self, "temperature", as_real("temperature（温度）", self.temperature, 0.0, low_open=True))
+        s(self, "optimizer", as_choice("optimizer（优化器）", self.optimizer, OPTIMIZERS))
+        s(self, "seed", as_int("seed（随机种子）", self.seed, low=0))
+
+    def replace(self, **changes):
+        """返回一个改了几个选项的新配置（原配置不变）。【例子】PRESETS["grpo"].replace(mu=4, lr=1.0)"""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self):
+        """全部选项 {名字: 值}（按定义顺序），可以直接写进 JSON。"""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(
+    f"        {f.name}：{f.metadata['help']}" + (f"。{f.metadata['more']}" if f.metadata["more"] else "")
+    for f in dataclasses.fields(RLConfig)))
+
+
+def _as_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} 必须是 True 或 False，收到 {value!r}（类型 {type(value).__name__}）")
+    return bool(value)
+
+
+def _unknown_option_message(key, names):
+    close = difflib.get_close_matches(str(key), names, n=1)
+    hint = f"你是不是想写 {close[0]!r}？" if close else ""
+    return f"RLConfig 没有选项 {key!r}。{hint}可用的选项：{'、'.join(names)}"
+
+
+OPTION_NAMES = {f.name: f.metadata["name"] for f in dataclasses.fields(RLConfig)}
+"""每个选项的中文名（打印表格用）。"""
+
+_BASE = RLConfig()
+PRESETS = types.MappingProxyType({
+    # REINFORCE：奖励直接当权重，没有基线（CS336 作业 5 的 no_baseline）
+    "reinforce": _BASE.replace(advantage="none"),
+    # RLOO：留一法基线（TRL RLOOTrainer；verl adv_estimator=rloo）
+    "rloo": _BASE.replace(advantage="rloo"),
+    # GRPO（DeepSeekMath）：组内标准化，按解答平均；β = 0 是 TRL 0.19 起的默认
+    "grpo": _BASE,
+    # Dr. GRPO：去掉"除以标准差"（难度偏差）和"除以长度"（长度偏差）
+    "dr_grpo": _BASE.replace(advantage="mean", loss_agg="constant"),
+    # PPO 式更新：每批更新 μ = 4 次、对称裁剪 0.2、整批标准化优势、按步平均、带 KL 惩罚（没有 critic，用组平均基线）
+    "ppo": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04),
+    # DAPO：clip-higher（0.2 / 0.28）、动态采样、按步平均、没有 KL；μ = 4 让比率能离开 1
+    # （默认 lr = 2 时离开得很少，裁剪几乎不发生；notebook 06 用 lr = 30 才看得到裁剪和 clip-higher 的效果）
+    "dapo": _BASE.replace(loss_agg="token-mean", mu=4, eps_high=0.28, dynamic_sampling=True),
+})
+"""
+命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"。
+
+【例子】PRESETS["dapo"].eps_high → 0.28；diff_presets("grpo", "dapo") 看它们差在哪里。
+【Python 小知识】types.MappingProxyType 是字典的只读视图：PRESETS["my"] = ... 会报错，预设不会被意外改掉。
+"""
+
+PRESET_NAMES = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO", "dr_grpo": "Dr. GRPO",
+                "ppo": "PPO", "dapo": "DAPO"}
+
+
+def preset(name, **overrides):
+    """
+    取一个预设，可以顺便改几个选项。
+
+    【参数】name：PRESETS 的键（"grpo"、"dapo"……，大小写、"-" 和 "_" 都可以）；overrides：要改的选项
+    【返回】RLConfig
+    【边界】未知的预设名报 ValueError，列出可用的名字；未知的选项报 TypeError。
+    【例子】preset("grpo", iterations=50, seed=1)；preset("Dr-GRPO")
+    """
+    return resolve_config(name).replace(**overrides) if overrides else resolve_config(name)
+
+
+def resolve_config(config):
+    """config 可以是 None（默认 = GRPO）、RLConfig 或预设名；返回 RLConfig。【边界】别的类型报 TypeError。"""
+    if config is None:
+        return RLConfig()
+    if isinstance(config, RLConfig):
+        return config
+    if isinstance(config, str):
+        key = config.strip().lower().replace("-", "_").replace(".", "").replace(" ", "_")
+        if key in PRESETS:
+            return PRESETS[key]
+        raise ValueError(f"未知的预设 {config!r}；可用的预设：{'、'.join(PRESETS)}")
+    raise TypeError(f"config 必须是 RLConfig 或预设名（{'、'.join(PRESETS)}），收到 {type(config).__name__}")
+
+
+def diff_presets(a, b):
+    """
+    两个配置（或预设）有哪些选项不同。
+
+    【思路】所有算法都是同一个循环，所以"GRPO 和 DAPO 有什么区别"就是"哪几个选项的值不同"。
+    【参数】a、b：预设名（"grpo"）或 RLConfig
+    【返回】dict {选项名: (a 的值, b 的值)}，按选项的定义顺序；完全相同时是空字典
+    【例子】diff_presets("grpo", "dapo") →
+        {"loss_agg": ("seq-mean", "token-mean"), "mu": (1, 4), "eps_high": (0.2, 0.28), "dynamic_sampling": (False, True)}
+    """
+    da, db = resolve_config(a).to_dict(), resolve_config(b).to_dict()
+    return {k: (da[k], db[k]) for k in da if da[k] != db[k]}
+
+
+def presets_table(names=None):
+    """
+    把几个预设排成一张中文表格（字符串）：每行一个选项，每列一个预设；只列出至少有一个预设不同的选项。
+
+    【参数】names：预设名的列表，默认全部
+    【边界】names 为空、不是列表、含未知的预设名时报中文的 ValueError / TypeError。
+    【例子】print(presets_table(["grpo", "dr_grpo", "dapo"]))
+    """
+    if names is None:
+        names = list(PRESETS)
+    elif isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
+        raise TypeError(f"names 必须是预设名的列表（例如 ['grpo', 'dapo']），收到 {names!r}")
+    else:
+        names = [str(n) for n in names]
+        if not names:
+            raise ValueError(f"names 不能为空；可用的预设：{'、'.join(PRESETS)}")
+    dicts = [resolve_config(n).to_dict() for n in names]
+    keys = [k for k in dicts[0] if len({repr(d[k]) for d in dicts}) > 1] if len(dicts) > 1 else list(dicts[0])
+    heads = [PRESET_NAMES.get(n, n) for n in names]
+    w0 = max(display_width(f"{OPTION_NAMES[k]}（{k}）") for k in keys) + 2 if keys else 10
+    widths = [max(display_width(h), max((len(format_option(d[k])) for k in keys), default=0)) + 2
+              for h, d in zip(heads, dicts)]
+    lines = [pad("选项", w0) + "".join(pad(h, w, "right") for h, w in zip(heads, widths))]
+    for k in keys:
+        lines.append(pad(f"{OPTION_NAMES[k]}（{k}）", w0)
+                     + "".join(pad(format_option(d[k]), w, "right") for d, w in zip(dicts, widths)))
+    return "\n".join(lines)
+
+
+def format_option(v):
+    """一个选项值的中文写法：True / False → 开 / 关，浮点数用 :g。"""
+    return ("开" if v else "关") if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+__all__ = ["ADVANTAGES", "AGGREGATIONS", "KL_ESTIMATORS", "OPTIMIZERS", "OPTION_NAMES", "PRESETS", "PRESET_NAMES",
+           "REWARDS", "RLConfig", "SCALES", "diff_presets", "format_option", "preset", "presets_table",
+           "resolve_config"]

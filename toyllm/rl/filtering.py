@@ -1,0 +1,67 @@
+"""
+采样和动态采样（DAPO 的 dynamic sampling）：每次迭代的"采样 → 过滤"两步（第 6 讲 DAPO 一节）。
+
+【思路】一组 G 份解答的奖励全相同（全对或全错）时，组内优势全是 0，这一组对梯度没有贡献，
+    只是让一批里"有用的组"变少。动态采样把这样的组丢掉，再采新题，直到凑满 batch_problems 组
+    （最多采 max_draws 批；多出来的组截掉，verl 也是这样）。不开动态采样时只采一批、全部用来训练。
+"""
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+
+from ..sampler import Rollouts, sample_rollouts
+from . import losses
+
+
+class Draws(NamedTuple):
+    """一次迭代的采样结果：drawn 采到的每一批；kept 用来训练的每一批；n_constant 奖励全相同的组数。"""
+    drawn: list
+    kept: list
+    n_constant: int
+
+
+def concat_rollouts(parts):
+    """把几批 Rollouts 接起来（problem 字段仍是各批内部的题号；损失只用"每 G 行一组"的顺序）。"""
+    if len(parts) == 1:
+        return parts[0]
+    return Rollouts(**{f.name: (parts[0].n if f.name == "n" else np.concatenate([getattr(r, f.name) for r in parts]))
+                       for f in dataclasses.fields(Rollouts)})
+
+
+def keep_groups(rollouts, keep, group_size):
+    """只保留 keep（每组一个 bool）为 True 的组。"""
+    rows = np.repeat(keep, group_size)
+    return Rollouts(**{f.name: (rollouts.n if f.name == "n" else getattr(rollouts, f.name)[rows])
+                       for f in dataclasses.fields(Rollouts)})
+
+
+def draw_groups(model, batch, cfg, rng):
+    """
+    一次迭代的采样：随机挑 cfg.batch_problems 道题，每题采样 G 份；开了动态采样就丢掉奖励全相同的组再补采。
+
+    【参数】model：TrainableLLM；batch：sampler.ProblemBatch（全部训练题）；cfg：RLConfig；rng：numpy Generator
+    【返回】Draws(drawn, kept, n_constant)
+    """
+    G = cfg.group_size
+    drawn, kept, n_constant, n_kept = [], [], 0, 0
+    for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
+        rows = np.sort(rng.choice(len(batch), size=cfg.batch_problems, replace=False))
+        roll = sample_rollouts(model, batch.subset(rows), G, rng, cfg.temperature)
+        drawn.append(roll)
+        constant = losses.constant_groups(losses.step_rewards(roll, cfg.reward), G, roll.mask)
+        n_constant += int(constant.sum())
+        if not cfg.dynamic_sampling:
+            kept.append(roll)
+            break
+        keep = ~constant & (np.cumsum(~constant) <= cfg.batch_problems - n_kept)
+        if keep.any():
+            kept.append(keep_groups(roll, keep, G))
+            n_kept += int(keep.sum())
+        if n_kept >= cfg.batch_problems:
+            break
+    return Draws(drawn, kept, n_constant)
+
+
+__all__ = ["Draws", "concat_rollouts", "draw_groups", "keep_groups"]

@@ -1,0 +1,204 @@
+"""
+损失和梯度的内核：把 losses.py 里的公式接起来，得到对 Δ 表 (12, 3) 的精确梯度（第 6 讲"策略梯度"）。
+
+【思路】策略只取决于情境，所以每一步的梯度都是"一个数 × (onehot(a) − π(· | c)) / T"。
+    这个数 s = ∂loss/∂log π(a | c) 由链式法则从每一块的导数拼出来：
+        s = w · ∂l/∂ρ · ρ            （替代损失：∂ρ/∂log π = ρ；losses.clipped_surrogate 给出 ∂l/∂ρ）
+          + β · w · ∂k/∂log π        （KL 惩罚：losses.kl_estimator 给出 ∂k/∂log π）
+    再用 np.bincount 按情境一次加起来（table_grad）；熵奖励直接给出对 logits 的导数（losses.entropy）。
+    这里不写任何一个公式：只调用 losses 里的函数（学生改了那里的函数，训练就跟着变，测试检查了这一点）。
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..arithmetic import CONTEXTS
+from ..policy import base_logit_table, log_softmax_rows, softmax_rows
+from ..trainable import check_trainable
+from . import losses
+from .config import resolve_config
+
+_N_CTX = len(CONTEXTS)
+
+
+def score_vectors(rollouts):
+    """
+    每份解答的"得分向量" S_i = Σ_t (e_{a_t} − π(·|c_t))，按情境放好。
+
+    【思路】∂ log π(a | c) / ∂ z = e_a − π(· | c)（第 02 个 notebook 第 1 节）；整份解答的 log 概率是各步之和，
+        所以它对 Δ 的梯度就是把每一步的 e_a − π 加到它所在情境的那一行。REINFORCE 的估计是 (1/B) Σ_i A_i S_i。
+    【参数】rollouts：sampler.Rollouts（probs 是采样时的概率，temperature = 1）
+    【返回】numpy 数组，形状 (B, 12, 3)
+    【例子】S = score_vectors(r); g_hat = (rewards[:, None, None] * S).mean(axis=0)
+    【Python 小知识】np.add.at 是"不跳过重复下标"的 +=：同一份解答两次经过同一个情境，两步都加进去。
+    """
+    m = rollouts.mask
+    out = np.zeros((len(rollouts), _N_CTX, 3))
+    np.add.at(out, (np.nonzero(m)[0], rollouts.ctx[m]), np.eye(3)[rollouts.actions[m]] - rollouts.probs[m])
+    return out
+
+
+def table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0):
+    """
+    Σ_步 s · ∂log π(a | c)/∂z，按情境加进 (12, 3) 的表：grad[c] = (Σ s·onehot(a) − (Σ s)·π_c) / T。
+
+    【参数】contexts、actions：(N,) 每个有效步的情境下标和动作；dloss_dlogp：(N,) 每步的 s；
+        probs：(12, 3) 当前策略 π；temperature：T
+    【返回】(12, 3) 数组
+    """
+    flat = contexts * 3 + actions
+    return (np.bincount(flat, weights=dloss_dlogp, minlength=3 * _N_CTX).reshape(_N_CTX, 3)
+            - np.bincount(contexts, weights=dloss_dlogp, minlength=_N_CTX)[:, None] * probs) / temperature
+
+
+class StepBatch(NamedTuple):
+    """一批解答的有效步，展开成长度 N 的数组（按行、按步的顺序，和 rollouts.mask 一致）。"""
+    contexts: np.ndarray      # 每步的情境下标
+    actions: np.ndarray       # 选中的做法
+    old_prob: np.ndarray      # 采样时这个做法的概率 π_old(a | c)
+    advantage: np.ndarray     # 这一步的优势 A
+    weight: np.ndarray        # 聚合权重 w（losses.aggregation_weights）
+
+
+def step_batch(rollouts, advantages, loss_agg="seq-mean", max_len=None, check=True):
+    """
+    把 Rollouts 和优势展开成 StepBatch（每次更新都用它，只需做一次）。
+
+    【参数】rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；loss_agg：聚合方式；max_len：常数聚合的 L_max；
+        check：是否检查优势里有没有 NaN
+    """
+    mask = rollouts.mask
+    adv = np.asarray(advantages, dtype=float)
+    B = mask.shape[0]
+    if adv.shape == (B,):
+        adv_steps = np.repeat(adv, mask.sum(axis=1))   # 每行的有效步在最前面，按行展开的顺序和 mask 一致
+    elif adv.shape == mask.shape:
+        adv_steps = adv[mask]
+    else:
+        raise ValueError(f"advantages 的形状必须是 ({B},) 或 {mask.shape}，收到 {adv.shape}")
+    if check and not np.all(np.isfinite(adv_steps)):
+        raise ValueError("advantages 里有 NaN 或无穷")
+    weight = losses.aggregation_weights(mask, loss_agg, max_len)[mask]
+    contexts, actions = rollouts.ctx[mask], rollouts.actions[mask]
+    return StepBatch(contexts, actions, rollouts.probs[mask][np.arange(len(actions)), actions], adv_steps, weight)
+
+
+class LossResult(NamedTuple):
+    """policy_loss 的结果。grad 是损失对 Δ 的梯度（12, 3）：下降方向是 −grad，params −= lr × grad。"""
+    loss: float
+    grad: np.ndarray
+    surrogate: float
+    kl_term: float
+    entropy_term: float
+    clip_low: float
+    clip_high: float
+    kl_est: float
+
+
+def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True):
+    """
+    一次更新的损失和梯度：替代损失 + β·KL − c_H·熵，全部调用 losses 里的函数（见模块说明）。
+
+    【参数】params：Δ (12, 3)；base：base_logit_table；steps：StepBatch；cfg：RLConfig；
+        ref_logp：(N,) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
+        want_kl_est：是否顺便算 KL 估计的平均（policy_loss 要，训练循环自己在采样时算）
+    【返回】LossResult
+    """
+    T = cfg.temperature
+    logits = base + params
+    pi = softmax_rows(logits, T)                # 和采样器同一个函数：参数没变时 ρ 恰好是 1
+    ctx, act, w = steps.contexts, steps.actions, steps.weight
+    ratio = pi[ctx, act] / steps.old_prob
+    eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
+    if surrogate_fn is None:
+        surr = losses.clipped_surrogate(ratio, steps.advantage, eps_low, eps_high, validate=False)
+    else:
+        surr = _custom_surrogate(surrogate_fn, ratio, steps.advantage, eps_low, eps_high)
+    surrogate = float(w @ surr.loss)
+    dloss_dlogp = w * surr.dloss_dratio * ratio            # ∂ρ/∂log π = ρ
+    kl_term, kl_est = 0.0, math.nan
+    need_log = cfg.beta > 0 or cfg.entropy_coef != 0 or want_kl_est
+    logpi = log_softmax_rows(logits, T) if need_log else None
+    if len(ctx) and (cfg.beta > 0 or want_kl_est):
+        kl_est = float(losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator).value.mean())
+        if cfg.beta > 0:
+            clamp = losses.KL_CLAMP if cfg.kl_estimator == "k3" else None
+            kl = losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator, clamp)
+            kl_term = cfg.beta * float(w @ kl.value)
+            dloss_dlogp = dloss_dlogp + cfg.beta * w * kl.dvalue_dlogp
+    grad = table_grad(ctx, act, dloss_dlogp, pi, T)
+    entropy_term = 0.0
+    if cfg.entropy_coef != 0 and len(ctx):
+        ent = losses.entropy(pi, logpi, T)
+        weight_per_context = np.bincount(ctx, weights=w, minlength=_N_CTX)
+        entropy_term = -cfg.entropy_coef * float(w @ ent.value[ctx])
+        grad = grad - cfg.entropy_coef * weight_per_context[:, None] * ent.dlogits
+    n = max(len(ctx), 1)
+    return LossResult(surrogate + kl_term + entropy_term, grad, surrogate, kl_term, entropy_term,
+                      np.count_nonzero(surr.clipped_low) / n, np.count_nonzero(surr.clipped_high) / n, kl_est)
+
+
+def _custom_surrogate(fn, ratio, adv, eps_low, eps_high):
+    """学生写的替代损失：值从它来，∂l/∂ρ 用中心差分（h = 1e-6；损失对 ρ 分段线性，所以几乎精确）。"""
+    loss, low, high = _call_surrogate(fn, ratio, adv, eps_low, eps_high)
+    h = 1e-6
+    plus = _call_surrogate(fn, ratio + h, adv, eps_low, eps_high)[0]
+    minus = _call_surrogate(fn, ratio - h, adv, eps_low, eps_high)[0]
+    out = losses.Surrogate(loss, low, high)
+    out.dloss_dratio = (plus - minus) / (2 * h)
+    return out
+
+
+def _call_surrogate(fn, rho, A, el, eh):
+    out = fn(rho, A, el, eh)
+    if isinstance(out, tuple) and len(out) == 3:
+        loss, low, high = out
+        low = np.zeros(rho.shape, bool) if low is None else np.asarray(low, dtype=bool)
+        high = np.zeros(rho.shape, bool) if high is None else np.asarray(high, dtype=bool)
+    else:
+        loss, low, high = out, np.zeros(rho.shape, bool), np.zeros(rho.shape, bool)
+    loss = np.asarray(loss, dtype=float)
+    if loss.shape != rho.shape or low.shape != rho.shape or high.shape != rho.shape:
+        raise ValueError(f"surrogate_fn 必须返回和 ratio 形状相同的 (每步损失, 下界裁剪, 上界裁剪)，"
+                         f"ratio 的形状是 {rho.shape}，收到损失的形状 {loss.shape}")
+    if not np.all(np.isfinite(loss)):
+        raise ValueError("surrogate_fn 返回的损失里有 NaN 或无穷")
+    return loss, low, high
+
+
+def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, max_len=None, surrogate_fn=None):
+    """
+    一批解答上的损失和它对 Δ 的精确梯度（不更新模型）。引擎每次更新调用的就是它的内核 loss_and_grad。
+
+    【思路】见模块说明。π_old 取 rollouts.probs（采样时的概率）；π_θ 取模型**现在**的参数。
+        μ = 1、β = 0、没有熵奖励、T = 1 时，−grad 恰好等于参考模块里对每一步
+        add_grad(grads, 情境, 动作, 概率, 权重 = w · A) 的结果（测试检查到 1e-12）。
+    【参数】model：TrainableLLM；rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；config：RLConfig 或预设名；
+        ref_params：参考策略的 Δ（12, 3），β > 0 时需要，默认全 0；max_len：常数聚合的 L_max；
+        surrogate_fn：自定义的替代损失（签名同 clipped_surrogate），默认 losses.clipped_surrogate
+    【返回】LossResult(loss, grad, surrogate, kl_term, entropy_term, clip_low, clip_high, kl_est)
+    【边界】自定义 surrogate_fn 时，对 ρ 的导数用中心差分（h = 1e-6）从它的返回值算出 —— 替代损失对 ρ 是分段线性的，
+        所以只要 ρ 不在拐点附近，这是精确的（误差约 1e-10）。advantages 里有 NaN、ref_params 形状不对时报 ValueError。
+    【例子】
+        r = sample_rollouts(model, problems, 8, np.random.default_rng(0))
+        res = policy_loss(model, r, group_advantages(step_rewards(r), 8))
+        res.loss        # μ = 1 时约等于 0（ρ ≡ 1，组内优势之和为 0）
+        res.grad        # 但梯度不是 0：model.params -= 2.0 * res.grad 就是一步 GRPO
+    【Python 小知识】NamedTuple 的结果既可以按名字取（res.grad），也可以像元组一样解包。
+    """
+    cfg = resolve_config(config)
+    check_trainable(model)
+    if not all(hasattr(rollouts, f) for f in ("mask", "ctx", "actions", "probs")):
+        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
+    steps = step_batch(rollouts, advantages, cfg.loss_agg, max_len)
+    base = base_logit_table(model.size)
+    ref = np.zeros((_N_CTX, 3)) if ref_params is None else np.asarray(ref_params, dtype=float)
+    if ref.shape != (_N_CTX, 3) or not np.all(np.isfinite(ref)):
+        raise ValueError(f"ref_params 必须是形状 ({_N_CTX}, 3) 的有限数组，收到形状 {ref.shape}")
+    ref_logp = log_softmax_rows(base + ref, cfg.temperature)[steps.contexts, steps.actions]
+    return loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn)
+
+
+__all__ = ["LossResult", "StepBatch", "loss_and_grad", "policy_loss", "score_vectors", "step_batch", "table_grad"]

@@ -1,0 +1,199 @@
+"""
+RL 的训练循环：采样 → 过滤 → 优势 → μ 次更新 → 记录（第 6 讲：从 REINFORCE 到 GRPO、PPO、DAPO 是同一个循环）。
+
+【思路】每一次迭代：
+        1. 采样：随机挑 batch_problems 道题，每道题让模型做 group_size 遍（一"组"，filtering.draw_groups）；
+        2. 过滤：开了动态采样就丢掉奖励全相同的组、补采（DAPO）；
+        3. 奖励和优势：losses.step_rewards → losses.group_advantages（或学生自己的 advantage_fn）；
+        4. 更新：μ 次，每次 kernel.loss_and_grad 算损失和梯度（它调用 losses 里的公式），优化器走一步；
+        5. 记录：History 的一行（熵、KL、裁剪比例、精确 pass@1……）。
+    这里不写任何损失公式。参数就是 TrainableLLM.params 这个 (12, 3) 数组，原地训练。
+
+【和真实系统的不同】optimizer="sgd"（默认）是朴素的梯度下降（参数 −= lr × 梯度，和参考模块的 apply_grads 一致），
+    optimizer="adam" 是 Adam（真实系统用 AdamW）；每次更新用整批数据（真实系统还会把一批切成小批）；
+    PPO 预设没有价值网络（critic），用组平均基线代替 GAE。
+"""
+
+import numpy as np
+
+from ..arithmetic import CONTEXTS
+from ..exact import CorrectPaths, correct_paths, exact_pass_at_1
+from ..history import History
+from ..policy import base_logit_table, log_softmax_rows
+from ..problems import default_problems
+from ..sampler import prepare_problems
+from ..trainable import check_trainable
+from . import kernel, losses
+from .config import resolve_config
+from .filtering import concat_rollouts, draw_groups
+
+RL_COLUMNS = ("iteration", "reward", "pass1_exact", "pass1_sampled", "entropy", "kl_est", "kl_exact",
+              "clip_low", "clip_high", "zero_std", "groups", "grad_norm", "loss", "samples")
+"""train 返回的 History 的列（含义见 History 的说明）。"""
+
+
+class Optimizer:
+    """
+    把梯度变成参数的改变量：params −= optimizer.step(grad)。
+
+    【参数】kind："sgd"：lr × 梯度（朴素梯度下降）；"adam"：Adam（β1 = 0.9，β2 = 0.999，ε = 1e-8，
+        和 torch.optim.AdamW 去掉权重衰减相同）；lr：学习率；shape：参数的形状
+    """
+
+    def __init__(self, kind, lr, shape=(len(CONTEXTS), 3)):
+        self.kind, self.lr, self.t = kind, lr, 0
+        self.m = np.zeros(shape)
+        self.v = np.zeros(shape)
+
+    def step(self, grad):
+        if self.kind == "sgd":
+            return self.lr * grad
+        self.t += 1
+        self.m = 0.9 * self.m + 0.1 * grad
+        self.v = 0.999 * self.v + 0.001 * grad * grad
+        m_hat = self.m / (1 - 0.9 ** self.t)
+        v_hat = self.v / (1 - 0.999 ** self.t)
+        return self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
+
+
+def _mean_reward(rewards, mask):
+    """每份解答的平均奖励（每步奖励时按步平均），再对解答平均。"""
+    per_rollout = rewards if rewards.ndim == 1 else rewards.sum(axis=1) / np.maximum(mask.sum(axis=1), 1)
+    return float(per_rollout.mean())
+
+
+def _sampling_stats(rollouts, logits, ref_logp_table, cfg):
+    """采样策略在这一次经过的所有步上的熵、KL（精确 / 估计）。动态采样丢掉的组也算。"""
+    contexts, actions = rollouts.ctx[rollouts.mask], rollouts.actions[rollouts.mask]
+    visits = np.bincount(contexts, minlength=len(CONTEXTS)) / len(contexts)      # 每个情境占了多少步
+    logpi = log_softmax_rows(logits, cfg.temperature)
+    pi = np.exp(logpi)
+    kl = losses.kl_estimator(logpi[contexts, actions], ref_logp_table[contexts, actions], cfg.kl_estimator)
+    return {"entropy": float(visits @ losses.entropy(pi, logpi, cfg.temperature).value),
+            "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
+            "kl_est": float(kl.value.mean())}
+
+
+def train(model, config=None, train_problems=None, heldout_problems=None, *, advantage_fn=None, surrogate_fn=None,
+          callback=None, reference=None):
+    """
+    用强化学习训练模型（原地修改 model.params），返回训练记录 History。
+
+    【思路】见模块说明。每次迭代：选题 → 每题采样 G 份 → 奖励 → 优势 → μ 次更新。
+        动态采样打开时，奖励全相同的组被丢掉，继续采新题，直到凑满 batch_problems 组（最多采 max_draws 批）。
+        参考策略 π_ref（KL 用）是训练开始时模型的一份冻结的拷贝（或者 reference 指定的模型）。
+        每次迭代结束后调用 callback(history, model)（进度条、画图、提前停止都可以放在这里）。
+    【参数】
+        model：TrainableLLM（有思维链），原地训练
+        config：RLConfig，或预设名（"grpo"、"dapo"……），默认 RLConfig()（= GRPO）
+        train_problems / heldout_problems：list of Problem（heldout 也可以是 CorrectPaths）；默认 default_problems(0)
+        advantage_fn：自己写的优势函数，签名同 group_advantages 的前两个参数 advantage_fn(rewards, group_size) → A；
+            给了就代替 config.advantage（只支持 reward="outcome"）
+        surrogate_fn：自己写的替代损失，签名同 clipped_surrogate(ratio, adv, eps_low, eps_high)
+            → (每步损失, 下界裁剪, 上界裁剪)，或者只返回每步损失；梯度从它的返回值算（见 policy_loss）
+        callback：每次迭代后调用 callback(history, model)
+        reference：参考策略（TrainableLLM，大小必须相同），默认训练开始时的 model
+    【返回】History（列见 RL_COLUMNS 和 History 的说明）；meta 里有 config、seed、start_pass1_exact 等
+    【边界】训练中按 Ctrl+C（KeyboardInterrupt）：循环停下，模型保留已经做完的更新，返回已完成迭代的记录，
+        history.interrupted = True，history.message 说明停在哪里（不会把异常抛出去）。
+        batch_problems 大于训练题数时报 ValueError。
+    【例子】
+        hist = train(TrainableLLM(1e9), "grpo", *default_problems(0))
+        hist = train(model, preset("dapo", iterations=100), train_set, heldout,
+                     advantage_fn=my_advantages, surrogate_fn=my_surrogate)
+    【Python 小知识】try / except KeyboardInterrupt 可以接住 Ctrl+C：notebook 里按"中断"按钮也是发这个异常。
+    """
+    cfg = resolve_config(config)
+    check_trainable(model)
+    if not model.cot:
+        raise ValueError("只能训练有思维链的模型（cot=True）")
+    if train_problems is None or heldout_problems is None:
+        d_train, d_held = default_problems(0)
+        train_problems = d_train if train_problems is None else train_problems
+        heldout_problems = d_held if heldout_problems is None else heldout_problems
+    batch = prepare_problems(train_problems, "train_problems")
+    paths = heldout_problems if isinstance(heldout_problems, CorrectPaths) else \
+        correct_paths(prepare_problems(heldout_problems, "heldout_problems"))
+    if cfg.batch_problems > len(batch):
+        raise ValueError(f"batch_problems = {cfg.batch_problems} 大于训练题数 {len(batch)}；请减小 batch_problems 或多给一些题")
+    for name, fn in (("advantage_fn", advantage_fn), ("surrogate_fn", surrogate_fn), ("callback", callback)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{name} 必须是函数（可调用对象），收到 {fn!r}")
+    if advantage_fn is not None and cfg.reward != "outcome":
+        raise ValueError(f"自定义的 advantage_fn 只支持 reward='outcome'，收到 reward={cfg.reward!r}")
+    if reference is None:
+        ref_params = model.params.copy()
+    else:
+        check_trainable(reference, "reference")
+        if reference.size != model.size:
+            raise ValueError(f"reference 的大小 {reference.size:g} 必须和 model 的大小 {model.size:g} 相同")
+        ref_params = reference.params.copy()
+
+    G = cfg.group_size
+    base = base_logit_table(model.size)
+    ref_logp_table = log_softmax_rows(base + ref_params, cfg.temperature)
+    max_len = int(batch.mask.sum(axis=1).max())
+    rng = np.random.default_rng(cfg.seed)
+    hist = History(RL_COLUMNS, {
+        "algorithm": "rl", "config": cfg.to_dict(), "seed": cfg.seed, "model_size": model.size,
+        "n_train": len(batch), "n_heldout": int(paths.mask.shape[0]), "start_pass1_exact": exact_pass_at_1(model, paths),
+        "advantage_fn": getattr(advantage_fn, "__name__", "custom") if advantage_fn else None,
+        "surrogate_fn": getattr(surrogate_fn, "__name__", "custom") if surrogate_fn else None,
+    })
+    samples, it, updates_done = 0, 0, 0
+    optimizer = Optimizer(cfg.optimizer, cfg.lr)
+    try:
+        for it in range(1, cfg.iterations + 1):
+            updates_done = 0
+            # ---- 1. 采样、过滤（动态采样时可能采好几批）----
+            draws = draw_groups(model, batch, cfg, rng)
+            n_drawn = sum(len(d) for d in draws.drawn)
+            samples += n_drawn
+            everything = concat_rollouts(draws.drawn)
+            rewards = losses.step_rewards(everything, cfg.reward)
+            row = {"iteration": it, "samples": samples, "reward": _mean_reward(rewards, everything.mask),
+                   "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
+                   "groups": sum(len(d) for d in draws.kept) // G,
+                   **_sampling_stats(everything, base + model.params, ref_logp_table, cfg)}
+            # ---- 2. 奖励 → 优势 → μ 次更新 ----
+            if draws.kept:
+                roll = concat_rollouts(draws.kept)
+                r = rewards if roll is everything else losses.step_rewards(roll, cfg.reward)
+                if advantage_fn is not None:
+                    adv = np.asarray(advantage_fn(r, G), dtype=float)
+                    if adv.shape != r.shape or not np.all(np.isfinite(adv)):
+                        raise ValueError(f"advantage_fn 必须返回和 rewards 形状相同（{r.shape}）的有限数组，"
+                                         f"收到形状 {adv.shape}")
+                else:
+                    adv = losses.group_advantages(r, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
+                                                  None if r.ndim == 1 else roll.mask)
+                steps = kernel.step_batch(roll, adv, cfg.loss_agg, max_len, check=False)
+                ref_logp = ref_logp_table[steps.contexts, steps.actions]
+                stats = []
+                for _ in range(cfg.mu):
+                    res = kernel.loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn,
+                                               want_kl_est=False)
+                    stats.append((res.loss, float(np.linalg.norm(res.grad)), res.clip_low, res.clip_high))
+                    model.params -= optimizer.step(res.grad)
+                    updates_done += 1
+                st = np.array(stats)
+                row.update(loss=float(st[:, 0].mean()), grad_norm=float(st[:, 1].mean()),
+                           clip_low=float(st[:, 2].mean()), clip_high=float(st[:, 3].mean()))
+            else:                                                          # 动态采样到了上限也没凑到一组
+                row.update(loss=0.0, grad_norm=0.0, clip_low=0.0, clip_high=0.0)
+            row["pass1_exact"] = exact_pass_at_1(model, paths)
+            hist.append(row)
+            updates_done = 0
+            if callback is not None:
+                callback(hist, model)
+    except KeyboardInterrupt:
+        hist.interrupted = True
+        partial = f"（第 {it} 次迭代做了 {updates_done} 次更新，没有记录）" if updates_done else ""
+        hist.message = (f"训练被中断（KeyboardInterrupt）：完成了 {hist.n_rows} / {cfg.iterations} 次迭代{partial}；"
+                        f"模型保留了到中断为止的全部更新。")
+    hist.meta["final_pass1_exact"] = exact_pass_at_1(model, paths)
+    hist.meta["interrupted"] = hist.interrupted
+    return hist
+
+
+__all__ = ["Optimizer", "RL_COLUMNS", "train"]
