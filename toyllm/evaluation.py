@@ -96,12 +96,31 @@ def _check_level(level):
 def make_estimate(value, stderr, n, level=LEVEL, bounds=(0.0, 1.0)):
     """由估计值和标准误得到 Estimate：区间 = value ± z · stderr（z 由 level 决定，0.95 → 1.96），截断到 bounds。"""
     level = _check_level(level)
-    value, stderr = float(value), float(stderr)
+    value = as_real("value", value)
+    stderr = _as_stderr(stderr)
+    n = as_int("n", n, low=0)
     half = _z(level) * stderr
     low, high = value - half, value + half
     if bounds is not None and math.isfinite(half):
         low, high = max(bounds[0], low), min(bounds[1], high)
-    return Estimate(value, stderr, low, high, int(n), level)
+    return Estimate(value, stderr, low, high, n, level)
+
+
+def _as_stderr(stderr):
+    """标准误：≥ 0 的实数，或 NaN（只有一个样本时无法估计）。"""
+    if isinstance(stderr, (float, np.floating)) and math.isnan(stderr):
+        return math.nan
+    return as_real("stderr", stderr, low=0.0)
+
+
+def _as_numbers(name, values):
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} 必须是一组数，例如 [1, 0, 1]，收到 {values!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} 里有 NaN 或无穷")
+    return arr
 
 
 def estimate_mean(values, level=LEVEL, bounds=(0.0, 1.0)):
@@ -114,7 +133,9 @@ def estimate_mean(values, level=LEVEL, bounds=(0.0, 1.0)):
     【边界】只有一个数时标准误无法估计，记为 NaN。values 不能为空。
     【例子】estimate_mean([1, 0, 1, 1]) → 0.750 ± 0.250
     """
-    values = np.asarray(values, dtype=float).ravel()
+    if isinstance(values, (str, bytes, dict)):
+        raise TypeError(f"values 必须是一组数，例如 [1, 0, 1]，收到 {values!r}")
+    values = _as_numbers("values", values).ravel()
     if values.size == 0:
         raise ValueError("values 不能为空（空集合没有平均数）")
     se = values.std(ddof=1) / math.sqrt(values.size) if values.size > 1 else math.nan
@@ -565,7 +586,9 @@ def sampling_stderr(correct):
     【参数】correct：(P, n) 的 0/1 数组（n ≥ 2）
     【返回】float
     """
-    correct = np.asarray(correct, dtype=float)
+    if isinstance(correct, (str, bytes, dict)):
+        raise TypeError(f"correct 必须是 (题数, n) 的 0/1 数组，收到 {correct!r}")
+    correct = _as_numbers("correct", correct)
     if correct.ndim != 2 or correct.shape[1] < 2:
         raise ValueError(f"correct 必须是 (题数, n) 的二维数组，且 n ≥ 2 才能估计采样误差，收到形状 {correct.shape}")
     P, n = correct.shape
@@ -587,7 +610,7 @@ def compare_exact_sampled(model, problems, n, rng, temperature=1.0, level=LEVEL)
     【例子】print(compare_exact_sampled(ToyLLM(1e9), problems, 64, np.random.default_rng(0)))
     """
     n = as_int("n", n, low=2)
-    problems = list(problems)
+    problems = prepare_problems(problems).problems
     samples = draw_samples(model, problems, n, rng, temperature)
     r = samples.rollouts
     exact = exact_pass_at_1(model, problems, temperature)
@@ -686,8 +709,8 @@ def scaling_curve(problems, rng, sizes=SCALING_SIZES, n=16, cot=True, temperatur
     if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)) or len(sizes) == 0:
         raise TypeError(f"sizes 必须是参数量的列表，例如 (1e8, 1e9, 1e10)，收到 {sizes!r}")
     sizes = [as_real("sizes 里的参数量", s, 0.0, low_open=True) for s in sizes]
-    problems = list(problems)
     batch = prepare_problems(problems)
+    problems = list(batch.problems)
     paths = correct_paths(problems)
     out = {"sizes": sizes, "names": [fmt_size(s) for s in sizes], "cot": cot, "n": n, "problems": len(problems),
            "exact": [], "sampled": [], "sampled_se": [],

@@ -23,7 +23,7 @@ import numpy as np
 
 from ._checks import as_int, as_real
 from .arithmetic import CONTEXTS, apply_op_np, context_ids_np, exact_np
-from .policy import prob_table
+from .policy import check_table_model, prob_table
 from .sampler import prepare_problems
 
 
@@ -67,6 +67,9 @@ def correct_paths(problems):
 
 def path_probs(model, paths, temperature=1.0):
     """正确路径上每一步的策略概率 (P, L, 3)：π(· | c_t)（无思维链时还和步号 t 有关）。不存在的步也填了数，用 mask 去掉。"""
+    check_table_model(model)
+    if not isinstance(paths, CorrectPaths):
+        raise TypeError(f"paths 必须是 CorrectPaths（correct_paths(problems) 的结果），收到 {type(paths).__name__}")
     if model.cot:
         return prob_table(model, temperature)[paths.ctx]            # (P, L, 3)
     L = paths.ctx.shape[1]

@@ -88,7 +88,10 @@ def sft_counts(model, counts, epochs=30, lr=2.0):
     check_trainable(model)
     epochs = as_int("epochs", epochs, low=0)
     lr = as_real("lr", lr)
-    counts = np.asarray(counts, dtype=float)
+    try:
+        counts = np.asarray(counts, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"counts 必须是 ({_N_CTX}, 3) 的数组（step_counts 的结果），收到 {counts!r}") from None
     if counts.shape != (_N_CTX, 3):
         raise ValueError(f"counts 的形状必须是 ({_N_CTX}, 3)，收到 {counts.shape}")
     if not np.all(np.isfinite(counts)) or np.any(counts < 0):

@@ -76,7 +76,7 @@ def softmax_rows(logits, temperature=1.0):
     【Python 小知识】keepdims=True 让求和后的数组保留那一维（长度 1），可以直接和原数组做广播除法。
     """
     temperature = as_real("temperature", temperature, low=0.0)
-    logits = np.asarray(logits, dtype=float)
+    logits = _as_logits(logits)
     if temperature == 0:
         out = np.zeros_like(logits)
         np.put_along_axis(out, np.argmax(logits, axis=-1)[..., None], 1.0, axis=-1)
@@ -90,9 +90,21 @@ def softmax_rows(logits, temperature=1.0):
 def log_softmax_rows(logits, temperature=1.0):
     """对最后一维做 log softmax(logits / temperature)（temperature > 0），比 log(softmax_rows(...)) 更稳。"""
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
-    z = np.asarray(logits, dtype=float) / temperature
+    z = _as_logits(logits) / temperature
     z = z - z.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def _as_logits(logits):
+    try:
+        z = np.asarray(logits, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"logits 必须是数的数组，收到 {logits!r}") from None
+    if z.ndim == 0 or z.shape[-1] == 0:
+        raise ValueError(f"logits 至少要有一维、最后一维不能为空，收到形状 {z.shape}")
+    if np.isnan(z).any():
+        raise ValueError("logits 里有 NaN")
+    return z
 
 
 def prob_table(model, temperature=1.0, step_index=0):

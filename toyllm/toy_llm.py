@@ -47,6 +47,14 @@ def softmax(logits, temperature=1.0):
     【边界】temperature = 0 表示贪心：最大的 logit 概率为 1（并列时取下标最小的那个）。
     【Python 小知识】先减去最大值再取 exp，结果不变，但不会溢出（数值稳定的 softmax）。
     """
+    if isinstance(logits, (str, bytes, dict)) or not hasattr(logits, "__iter__"):
+        raise TypeError(f"logits 必须是一串数，例如 [1.9, 0.0, -0.5]，收到 {logits!r}")
+    logits = list(logits)
+    if not logits:
+        raise ValueError("logits 不能为空（至少要有一种做法）")
+    for x in logits:
+        as_real("logits 里的数", x)
+    temperature = as_real("temperature", temperature, low=0.0)
     if temperature == 0:
         best = max(range(len(logits)), key=lambda j: (logits[j], -j))
         return [1.0 if j == best else 0.0 for j in range(len(logits))]
@@ -83,9 +91,16 @@ def base_logits(size, cot, key, step_index=0):
     """
     情境 key = (运算, 难度) 下、第 step_index 步的三个 logits [correct, bug, careless]（模块说明里的公式）。
 
-    【参数】size：参数量；cot：是否有思维链；key：(运算, 难度)，难度可以是任意实数；step_index：第几步（从 0 数）
+    【参数】size：参数量（> 0）；cot：是否有思维链；key：(运算, 难度)，难度可以是任意实数；step_index：第几步（从 0 数）
+    【边界】参数不合法时报中文的 TypeError / ValueError。
     """
-    op, hard = key
+    size = as_real("size", size, 0.0, low_open=True)
+    if not isinstance(cot, bool):
+        raise TypeError(f"cot 必须是 True 或 False，收到 {cot!r}")
+    if not (isinstance(key, tuple) and len(key) == 2 and key[0] in ALPHA):
+        raise ValueError(f"key 必须是 (运算, 难度)，运算是 {'、'.join(map(repr, ALPHA))} 之一，收到 {key!r}")
+    op, hard = key[0], as_real("key 里的难度", key[1])
+    step_index = as_int("step_index", step_index, low=0)
     z = ALPHA[op] + BETA * math.log10(size / REF_SIZE) - hard
     if not cot:
         z -= NO_COT_PENALTY * step_index

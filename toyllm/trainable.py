@@ -45,6 +45,8 @@ def context_key(op, a, b):
 
     【例子】47 × 12：("mul", 1.5)（乘两位数）；472 × 12：("mul", 2.2)（乘两位数 + 被乘数 ≥ 100）。
     """
+    if not isinstance(op, str):
+        raise TypeError(f"op 必须是运算名（字符串），例如 'mul'，收到 {op!r}")
     return op, round(step_hardness(op, a, b), 1)
 
 
@@ -219,7 +221,17 @@ def add_grad(grads, key, action, probs, weight):
     【参数】grads：{情境: [g0, g1, g2]}（原地修改）；action：做法的下标 0 / 1 / 2；probs：这一步的概率；
         weight：这一步的权重（例如 advantage）
     【例子】probs = [0.7, 0.2, 0.1]、action = 0、weight = 1 → 梯度 [0.3, −0.2, −0.1]
+    【边界】grads 不是字典、key 不是已知情境、action 不是 0 / 1 / 2、probs 不是 3 个有限的数、weight 不是有限的数：
+        中文的 TypeError / ValueError。
     """
+    if not isinstance(grads, MutableMapping):
+        raise TypeError(f"grads 必须是字典 {{情境: [g0, g1, g2]}}，收到 {type(grads).__name__}")
+    context_index(key)
+    if isinstance(action, bool) or action not in (0, 1, 2):
+        raise ValueError(f"action 必须是做法的下标 0 / 1 / 2，收到 {action!r}")
+    if isinstance(probs, (str, bytes)) or len(probs) != 3 or not all(math.isfinite(p) for p in probs):
+        raise ValueError(f"probs 必须是 3 个有限的数（这一步的概率），收到 {probs!r}")
+    weight = as_real("weight", weight)
     g = grads.setdefault(key, [0.0, 0.0, 0.0])
     for j in range(3):
         g[j] += weight * ((1.0 if j == action else 0.0) - probs[j])
@@ -227,7 +239,14 @@ def add_grad(grads, key, action, probs, weight):
 
 def apply_grads(model, grads, lr):
     """梯度上升：Δ ← Δ + lr × 梯度。【参数】grads：{情境: [g0, g1, g2]}；lr：学习率（有限的数）"""
+    check_trainable(model)
     lr = as_real("lr", lr)
+    if not isinstance(grads, Mapping):
+        raise TypeError(f"grads 必须是字典 {{情境: [g0, g1, g2]}}，收到 {type(grads).__name__}")
+    for key, g in grads.items():
+        context_index(key, "grads 的键")
+        if isinstance(g, (str, bytes)) or len(g) != 3 or not all(math.isfinite(x) for x in g):
+            raise ValueError(f"grads[{key!r}] 必须是 3 个有限的数，收到 {g!r}")
     for key, g in grads.items():
         d = model.delta.setdefault(key, [0.0, 0.0, 0.0])
         for j in range(3):
@@ -244,9 +263,10 @@ def sft(model, data, epochs=30, lr=2.0):
     【返回】model（同一个对象）
     【边界】数据为空时什么也不做。
     """
+    check_trainable(model)
     epochs = as_int("epochs", epochs, low=0)
     lr = as_real("lr", lr)
-    data = list(data)
+    data = _as_data(data)
     recs = [(r, problem, sample) for problem, sample in data for r in step_records(problem, sample)]
     if not recs:
         return model
@@ -262,7 +282,7 @@ def sft(model, data, epochs=30, lr=2.0):
 def log_likelihood(model, data):
     """数据的平均每步对数似然 (1/步数) Σ log π(做法 | 情境)，SFT 让它上升。【边界】数据为空时报错。"""
     logs = [math.log(probs[action])
-            for problem, sample in data
+            for problem, sample in _as_data(data)
             for (_, action), probs in zip(step_records(problem, sample), probs_for(model, problem, sample))]
     if not logs:
         raise ValueError("log_likelihood 的 data 里没有任何一步（数据为空）")
@@ -312,6 +332,20 @@ HARD_CONTEXTS = (("加法，无进位", ("add", 0.0)), ("乘一位数", ("mul", 
                  ("乘两位数", ("mul", 1.5)), ("乘两位数、被乘数 ≥ 100", ("mul", 2.2)))
 
 
+def _as_data(data):
+    """data：list of (Problem, Sample)。"""
+    if isinstance(data, (str, bytes, Mapping)) or not hasattr(data, "__iter__"):
+        raise TypeError(f"data 必须是 (题目, 解答) 对的列表，收到 {data!r}")
+    data = list(data)
+    for item in data:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise TypeError(f"data 里的每一项都必须是 (Problem, Sample) 对，收到 {item!r}")
+        _check_pair(*item)
+    return data
+
+
 def context_report(model):
     """几个代表性情境下选 correct 的概率，用来看训练"教会了模型什么"。【返回】{名字: 概率}"""
+    if not isinstance(model, TrainableLLM):
+        raise TypeError(f"model 必须是 TrainableLLM，收到 {type(model).__name__}")
     return {name: model.p_correct(key) for name, key in HARD_CONTEXTS}

@@ -11,8 +11,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..sampler import Rollouts, sample_rollouts
+from ..sampler import Rollouts, prepare_problems, sample_rollouts
 from . import losses
+from .config import RLConfig
 
 
 class Draws(NamedTuple):
@@ -23,14 +24,24 @@ class Draws(NamedTuple):
 
 
 def concat_rollouts(parts):
-    """把几批 Rollouts 接起来（problem 字段仍是各批内部的题号；损失只用"每 G 行一组"的顺序）。"""
+    """
+    把几批 Rollouts 接起来（problem 字段仍是各批内部的题号；损失只用"每 G 行一组"的顺序）。
+
+    【边界】parts 必须是非空的 Rollouts 列表，每批的步数 L 相同，否则报中文的 TypeError / ValueError。
+    """
+    if isinstance(parts, Rollouts) or not isinstance(parts, (list, tuple)) or not parts:
+        raise TypeError(f"parts 必须是非空的 Rollouts 列表，收到 {parts!r}")
+    if not all(isinstance(r, Rollouts) for r in parts):
+        raise TypeError("parts 里的每一项都必须是 Rollouts（sample_rollouts 的结果）")
+    if len({r.mask.shape[1] for r in parts}) > 1:
+        raise ValueError(f"几批 Rollouts 的步数 L 必须相同，收到 {[r.mask.shape[1] for r in parts]}")
     if len(parts) == 1:
         return parts[0]
     return Rollouts(**{f.name: (parts[0].n if f.name == "n" else np.concatenate([getattr(r, f.name) for r in parts]))
                        for f in dataclasses.fields(Rollouts)})
 
 
-def keep_groups(rollouts, keep, group_size):
+def _keep_groups(rollouts, keep, group_size):
     """只保留 keep（每组一个 bool）为 True 的组。"""
     rows = np.repeat(keep, group_size)
     return Rollouts(**{f.name: (rollouts.n if f.name == "n" else getattr(rollouts, f.name)[rows])
@@ -43,7 +54,13 @@ def draw_groups(model, batch, cfg, rng):
 
     【参数】model：TrainableLLM；batch：sampler.ProblemBatch（全部训练题）；cfg：RLConfig；rng：numpy Generator
     【返回】Draws(drawn, kept, n_constant)
+    【边界】参数类型不对时报中文的 TypeError（batch 可以是 Problem 的列表）。
     """
+    if not isinstance(cfg, RLConfig):
+        raise TypeError(f"cfg 必须是 RLConfig，收到 {type(cfg).__name__}")
+    batch = prepare_problems(batch, "batch")
+    if cfg.batch_problems > len(batch):
+        raise ValueError(f"batch_problems = {cfg.batch_problems} 大于题数 {len(batch)}")
     G = cfg.group_size
     drawn, kept, n_constant, n_kept = [], [], 0, 0
     for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
@@ -57,11 +74,11 @@ def draw_groups(model, batch, cfg, rng):
             break
         keep = ~constant & (np.cumsum(~constant) <= cfg.batch_problems - n_kept)
         if keep.any():
-            kept.append(keep_groups(roll, keep, G))
+            kept.append(_keep_groups(roll, keep, G))
             n_kept += int(keep.sum())
         if n_kept >= cfg.batch_problems:
             break
     return Draws(drawn, kept, n_constant)
 
 
-__all__ = ["Draws", "concat_rollouts", "draw_groups", "keep_groups"]
+__all__ = ["Draws", "concat_rollouts", "draw_groups"]

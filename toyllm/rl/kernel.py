@@ -16,9 +16,10 @@ import numpy as np
 
 from ..arithmetic import CONTEXTS
 from ..policy import base_logit_table, log_softmax_rows, softmax_rows
+from ..sampler import Rollouts
 from ..trainable import check_trainable
 from . import losses
-from .config import resolve_config
+from .config import RLConfig, resolve_config
 
 _N_CTX = len(CONTEXTS)
 
@@ -40,7 +41,7 @@ def score_vectors(rollouts):
     return out
 
 
-def table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0):
+def _table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0):
     """
     Σ_步 s · ∂log π(a | c)/∂z，按情境加进 (12, 3) 的表：grad[c] = (Σ s·onehot(a) − (Σ s)·π_c) / T。
 
@@ -69,8 +70,12 @@ def step_batch(rollouts, advantages, loss_agg="seq-mean", max_len=None, check=Tr
     【参数】rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；loss_agg：聚合方式；max_len：常数聚合的 L_max；
         check：是否检查优势里有没有 NaN
     """
+    _check_rollouts(rollouts)
     mask = rollouts.mask
-    adv = np.asarray(advantages, dtype=float)
+    try:
+        adv = np.asarray(advantages, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"advantages 必须是数的数组，收到 {advantages!r}") from None
     B = mask.shape[0]
     if adv.shape == (B,):
         adv_steps = np.repeat(adv, mask.sum(axis=1))   # 每行的有效步在最前面，按行展开的顺序和 mask 一致
@@ -105,7 +110,16 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
         ref_logp：(N,) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
         want_kl_est：是否顺便算 KL 估计的平均（policy_loss 要，训练循环自己在采样时算）
     【返回】LossResult
+    【边界】参数类型或形状不对时报中文的 TypeError / ValueError。
     """
+    if not isinstance(cfg, RLConfig):
+        raise TypeError(f"cfg 必须是 RLConfig，收到 {type(cfg).__name__}")
+    if not isinstance(steps, StepBatch):
+        raise TypeError(f"steps 必须是 StepBatch（step_batch(...) 的结果），收到 {type(steps).__name__}")
+    if np.shape(params) != (_N_CTX, 3) or np.shape(base) != (_N_CTX, 3):
+        raise ValueError(f"params 和 base 的形状必须是 ({_N_CTX}, 3)，收到 {np.shape(params)}、{np.shape(base)}")
+    if np.shape(ref_logp) != steps.contexts.shape:
+        raise ValueError(f"ref_logp 的形状必须是 {steps.contexts.shape}（每个有效步一个数），收到 {np.shape(ref_logp)}")
     T = cfg.temperature
     logits = base + params
     pi = softmax_rows(logits, T)                # 和采样器同一个函数：参数没变时 ρ 恰好是 1
@@ -128,7 +142,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
             kl = losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator, clamp)
             kl_term = cfg.beta * float(w @ kl.value)
             dloss_dlogp = dloss_dlogp + cfg.beta * w * kl.dvalue_dlogp
-    grad = table_grad(ctx, act, dloss_dlogp, pi, T)
+    grad = _table_grad(ctx, act, dloss_dlogp, pi, T)
     entropy_term = 0.0
     if cfg.entropy_coef != 0 and len(ctx):
         ent = losses.entropy(pi, logpi, T)
@@ -138,6 +152,11 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     n = max(len(ctx), 1)
     return LossResult(surrogate + kl_term + entropy_term, grad, surrogate, kl_term, entropy_term,
                       np.count_nonzero(surr.clipped_low) / n, np.count_nonzero(surr.clipped_high) / n, kl_est)
+
+
+def _check_rollouts(rollouts):
+    if not isinstance(rollouts, Rollouts):
+        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
 
 
 def _custom_surrogate(fn, ratio, adv, eps_low, eps_high):
@@ -190,8 +209,6 @@ def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, ma
     """
     cfg = resolve_config(config)
     check_trainable(model)
-    if not all(hasattr(rollouts, f) for f in ("mask", "ctx", "actions", "probs")):
-        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
     steps = step_batch(rollouts, advantages, cfg.loss_agg, max_len)
     base = base_logit_table(model.size)
     ref = np.zeros((_N_CTX, 3)) if ref_params is None else np.asarray(ref_params, dtype=float)
@@ -201,4 +218,4 @@ def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, ma
     return loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn)
 
 
-__all__ = ["LossResult", "StepBatch", "loss_and_grad", "policy_loss", "score_vectors", "step_batch", "table_grad"]
+__all__ = ["LossResult", "StepBatch", "loss_and_grad", "policy_loss", "score_vectors", "step_batch"]

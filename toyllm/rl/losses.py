@@ -31,11 +31,17 @@ def constant_groups(rewards, group_size, mask=None):
     【返回】(B / G,) bool
     【例子】constant_groups(np.array([1., 1, 0, 0, 1, 1, 1, 1]), 4) → [False, True]
     """
-    r = np.asarray(rewards)
+    group_size = as_int("group_size", group_size, low=1)
+    r = _as_float_array("rewards", rewards)
+    if r.ndim not in (1, 2) or r.shape[0] % group_size:
+        raise ValueError(f"rewards 必须是 (B,) 或 (B, L) 的数组，B 是 group_size = {group_size} 的倍数，收到形状 {r.shape}")
     if r.ndim == 1:
         return np.ptp(r.reshape(-1, group_size), axis=1) == 0
+    m = np.asarray(mask, dtype=bool) if mask is not None else None
+    if m is None or m.shape != r.shape:
+        raise ValueError(f"每步奖励需要和 rewards 同形状的 mask，收到 {None if m is None else m.shape}")
     L = r.shape[1]
-    rg, mg = r.reshape(-1, group_size, L), np.asarray(mask).reshape(-1, group_size, L)
+    rg, mg = r.reshape(-1, group_size, L), m.reshape(-1, group_size, L)
     lo = np.where(mg, rg, np.inf).min(axis=(1, 2))
     hi = np.where(mg, rg, -np.inf).max(axis=(1, 2))
     return lo == hi
@@ -187,6 +193,10 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True):
     if validate:
         eps_low, eps_high = _as_eps("eps_low", eps_low), _as_eps("eps_high", eps_high)
         rho, a = _as_float_array("ratio", ratio), _as_float_array("adv", adv)
+        try:
+            np.broadcast_shapes(rho.shape, a.shape)
+        except ValueError:
+            raise ValueError(f"ratio 的形状 {rho.shape} 和 adv 的形状 {a.shape} 必须相同（或可以广播）") from None
         if np.any(~(rho > 0)):
             raise ValueError("ratio（重要性比率 π_θ / π_old）必须都 > 0")
         if np.any(~np.isfinite(a)):
@@ -241,9 +251,13 @@ def kl_estimator(logp, logp_ref, kind="k3", clamp=None):
     【例子】kl_estimator(np.log([0.5]), np.log([0.25]), "k3").value → [0.193]；.dvalue_dlogp → [0.5]
     """
     kind = as_choice("kind", kind, KL_ESTIMATORS)
-    lp, lr = np.asarray(logp, dtype=float), np.asarray(logp_ref, dtype=float)
+    lp, lr = _as_float_array("logp", logp), _as_float_array("logp_ref", logp_ref)
     if lp.shape != lr.shape:
         raise ValueError(f"logp 的形状 {lp.shape} 和 logp_ref 的形状 {lr.shape} 必须相同")
+    if np.isnan(lp).any() or np.isnan(lr).any():
+        raise ValueError("logp / logp_ref 里有 NaN")
+    if clamp is not None:
+        clamp = as_real("clamp", clamp, low=0.0)
     log_r = lr - lp
     if kind == "k1":
         return KLTerm(-log_r, np.ones_like(log_r))
@@ -350,9 +364,11 @@ def entropy(probs, logprobs, temperature=1.0):
     【例子】entropy(np.full(3, 1 / 3), np.log(np.full(3, 1 / 3))).value → log 3 ≈ 1.0986；dlogits → 0（均匀时熵最大）
     """
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
-    pi, logpi = np.asarray(probs, dtype=float), np.asarray(logprobs, dtype=float)
-    if pi.shape != logpi.shape or pi.ndim == 0:
-        raise ValueError(f"probs 的形状 {pi.shape} 和 logprobs 的形状 {logpi.shape} 必须相同（至少一维）")
+    pi, logpi = _as_float_array("probs", probs), _as_float_array("logprobs", logprobs)
+    if pi.shape != logpi.shape or pi.ndim == 0 or pi.shape[-1] == 0:
+        raise ValueError(f"probs 的形状 {pi.shape} 和 logprobs 的形状 {logpi.shape} 必须相同（至少一维、不为空）")
+    if np.isnan(pi).any() or np.isnan(logpi).any():
+        raise ValueError("probs / logprobs 里有 NaN")
     plogp = np.where(pi > 0, pi * logpi, 0.0)
     H = -plogp.sum(axis=-1)
     return Entropy(H, -(plogp + pi * H[..., None]) / temperature)
@@ -386,6 +402,8 @@ def step_rewards(rollouts, kind="outcome"):
 
 
 def _as_float_array(name, value):
+    if isinstance(value, (str, bytes, dict)):
+        raise TypeError(f"{name} 必须是数（或数的数组），收到 {value!r}")
     try:
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
