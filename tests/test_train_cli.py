@@ -59,7 +59,7 @@ def test_train_prints_tables_and_saves_and_plots(tmp_path):
                           "--save", str(save), "--plot", str(plot)), out=out)
     text = out.getvalue()
     assert code == 0
-    assert "精确pass@1" in text and "\r[" in text                     # 表格 + 进度条
+    assert "精确pass@1" in text and "\r训练" in text and "/6 [" in text  # 表格 + tqdm 进度条
     assert "训练前后每个情境选 correct 的概率" in text and "乘两位数、被乘数 ≥ 100" in text
     from toyllm.checkpoint import load_model, read_checkpoint
     model = load_model(str(save))
@@ -128,3 +128,17 @@ def test_bench_plain_loop_is_the_same_algorithm():
     adv = group_advantages(roll.correct.astype(float), 8)
     engine = policy_loss(model, roll, adv, RLConfig()).grad
     assert np.abs(plain + engine).max() < 1e-12 and np.abs(plain).max() > 1e-3
+
+
+def test_options_and_the_config_docstring_share_one_source():
+    """每个选项的说明和 RLConfig 文档里的那一行出自同一个字段的 metadata；类型和可选值也来自字段。"""
+    parser = cli.add_arguments(argparse.ArgumentParser(prog="train"))
+    actions = {a.dest: a for a in parser._actions}
+    for f in dataclasses.fields(RLConfig):
+        assert f"{f.name}：{f.metadata['help']}" in RLConfig.__doc__
+        if f.name == "seed":
+            continue
+        action = actions[f.name]
+        assert action.help.startswith(f.metadata["help"] + "。默认")
+        assert f.type is bool or action.type is f.type
+        assert action.choices == f.metadata["choices"]

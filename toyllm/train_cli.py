@@ -7,52 +7,38 @@ python -m toyllm train：在命令行上用任意预设（和任意选项）训�
     python -m toyllm train --preset grpo --mu 4 --eps-high 0.28 --beta 0.04 --kl-estimator k3
     python -m toyllm train --help          # 列出每个选项和它的默认值
 
-【思路】选项先取预设（--preset）的值，命令行上写了的选项再覆盖它；全部交给 toyllm.rl.train。
-    终端上显示一个进度条，每隔几次迭代打印一行中文的训练记录；结束时打印训练前后每个情境选 correct 的概率。
+【思路】选项先取预设（--preset）的值，命令行上写了的选项再覆盖它；全部交给 toyllm.rl.train（第 6 讲的同一个循环）。
+    选项从 RLConfig 的字段自动生成（说明和 RLConfig 的文档同源）。终端上显示 tqdm 进度条，每隔几次迭代打印一行
+    中文的训练记录；结束时打印训练前后每个情境选 correct 的概率。
     按 Ctrl+C 会停下来，保留已经训练的部分（照样可以 --save / --plot）。
 """
 
 import argparse
+import dataclasses
 import sys
-import time
 
 from ._checks import as_real
 from .demo import context_table
 from .exact import correct_paths
-from .rl import OPTION_NAMES, PRESET_NAMES, PRESETS, RLConfig, default_problems, train
-from .text import bar, fmt_size
+from .problems import default_problems
+from .rl import OPTION_NAMES, PRESET_NAMES, PRESETS, RLConfig, train
+from .text import fmt_size
 from .trainable import TrainableLLM
 
-# 命令行选项 → RLConfig 的选项名、类型、说明
-_OPTIONS = [
-    ("--iters", "iterations", int, "迭代次数"),
-    ("--batch-problems", "batch_problems", int, "每次迭代训练用几道题"),
-    ("--group-size", "group_size", int, "每道题采样几份解答 G（≥ 2）"),
-    ("--lr", "lr", float, "学习率"),
-    ("--advantage", "advantage", str, "优势：none（REINFORCE）/ mean（组平均基线）/ rloo / grpo（再除以标准差）"),
-    ("--scale-rewards", "scale_rewards", str, "GRPO 的标准差：group / batch / none"),
-    ("--std-eps", "std_eps", float, "除以标准差时加的小数"),
-    ("--loss-agg", "loss_agg", str, "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO）"),
-    ("--mu", "mu", int, "每批数据更新几次 μ"),
-    ("--clip", "clip", bool, "是否裁剪重要性比率（--no-clip 关掉）"),
-    ("--eps-low", "eps_low", float, "裁剪下界 1 − eps_low"),
-    ("--eps-high", "eps_high", float, "裁剪上界 1 + eps_high（DAPO 0.28）"),
-    ("--beta", "beta", float, "KL 惩罚系数 β"),
-    ("--kl-estimator", "kl_estimator", str, "损失里的 KL 估计：k1 / k2 / k3"),
-    ("--dynamic-sampling", "dynamic_sampling", bool, "动态采样：丢掉奖励全相同的组再补采（--no-dynamic-sampling 关掉）"),
-    ("--max-draws", "max_draws", int, "动态采样时每次迭代最多采几批"),
-    ("--reward", "reward", str, "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）"),
-    ("--entropy-coef", "entropy_coef", float, "熵奖励系数"),
-    ("--temperature", "temperature", float, "采样温度"),
-    ("--optimizer", "optimizer", str, "优化器：sgd / adam"),
-]
+
+def _flag(field):
+    return "--iters" if field.name == "iterations" else "--" + field.name.replace("_", "-")
+
+
+_OPTIONS = [(_flag(f), f.name, f.type, f.metadata["help"]) for f in dataclasses.fields(RLConfig) if f.name != "seed"]
+"""命令行选项 → RLConfig 的 (选项, 字段名, 类型, 说明)：全部从 RLConfig 的字段生成，说明和 RLConfig 的文档同源。"""
 
 TABLE_COLUMNS = ["iteration", "reward", "pass1_exact", "pass1_sampled", "entropy", "kl_exact", "clip_low", "clip_high",
                  "zero_std", "loss", "samples"]
 
 
 def _default_text(field):
-    """某个选项在各预设里的默认值，例如 "1（ppo、dapo 为 4）"。"""
+    """某个选项在各预设里的默认值，例如 "默认 1；ppo、dapo 为 4"。"""
     base = getattr(RLConfig(), field)
     fmt = (lambda v: "开" if v else "关") if isinstance(base, bool) else (lambda v: f"{v:g}" if isinstance(v, float) else str(v))
     others = {}
@@ -67,7 +53,8 @@ def add_arguments(parser):
     """
     给 argparse 的（子）解析器加上 train 的全部选项。__main__ 的分发器调用它。
 
-    【思路】和 RLConfig 对应的选项默认是 None，表示"用预设的值"；帮助里写出每个预设的默认值。
+    【思路】RLConfig 的每个字段（seed 除外，它有自己的 --seed）生成一个选项：名字、类型、可选值和说明都取自字段，
+        默认是 None，表示"用预设的值"；帮助里写出每个预设的默认值。RLConfig 加一个字段，这里自动多一个选项。
     【Python 小知识】argparse.BooleanOptionalAction 自动生成一对开关：--clip 和 --no-clip。
     """
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -77,12 +64,14 @@ def add_arguments(parser):
     g.add_argument("--preset", default="grpo", choices=list(PRESETS), help="预设（默认 grpo）")
     g.add_argument("--size", default="1e9", help="模型参数量，例如 1e9、5e8、1e10（默认 1e9）")
     g.add_argument("--seed", type=int, default=0, help="训练的随机种子：选题和采样（默认 0）")
+    choices = {f.name: f.metadata["choices"] for f in dataclasses.fields(RLConfig)}
     for flag, field, typ, text in _OPTIONS:
         help_text = f"{text}。{_default_text(field)}"
         if typ is bool:
             g.add_argument(flag, dest=field, action=argparse.BooleanOptionalAction, default=None, help=help_text)
         else:
-            g.add_argument(flag, dest=field, type=typ, default=None, metavar=field.upper(), help=help_text)
+            g.add_argument(flag, dest=field, type=typ, default=None, choices=choices[field], metavar=field.upper(),
+                           help=help_text)
     d = parser.add_argument_group("题目")
     d.add_argument("--n-train", type=int, default=256, help="训练题数（默认 256）")
     d.add_argument("--n-heldout", type=int, default=200, help="留出题数，用来算精确 pass@1（默认 200）")
@@ -106,37 +95,30 @@ def build_config(args):
 
 
 class _Progress:
-    """训练时的输出：终端上是一行不断刷新的进度条，不是终端（重定向到文件）时只打印表格行。"""
+    """
+    训练时的输出（train 的 callback）：每隔 every 次迭代打印一行表格；终端上另有一个 tqdm 进度条
+    （tqdm.auto：在 notebook 里是一个小部件）。不是终端（重定向到文件）时只打印表格行。
+    """
 
     def __init__(self, total, every, out, tty):
-        self.total, self.every, self.out, self.tty = total, every, out, tty
-        self.start = time.perf_counter()
+        from tqdm.auto import tqdm
+        self.total, self.every, self.out = total, every, out
+        self.bar = tqdm(total=total, file=out, disable=not tty, desc="训练", unit="次", leave=False,
+                        dynamic_ncols=True)
         self.header_done = False
-        self.drawn = False
 
     def __call__(self, hist, model):
         i = hist.n_rows
         row = hist.last()
         if i % self.every == 0 or i == self.total:
-            self._clear()
             table = hist.to_table(columns=TABLE_COLUMNS, rows=[i - 1], header=not self.header_done, min_width=10)
             self.header_done = True
-            print(table, file=self.out, flush=True)
-        if self.tty:
-            frac = i / self.total if self.total else 1.0
-            secs = time.perf_counter() - self.start
-            self.out.write(f"\r[{bar(frac, 30)}] {i}/{self.total}  精确 pass@1 {row['pass1_exact']:.3f}  "
-                           f"熵 {row['entropy']:.3f}  {secs:.1f} 秒")
-            self.out.flush()
-            self.drawn = True
-
-    def _clear(self):
-        if self.tty and self.drawn:
-            self.out.write("\r\033[K")
-            self.drawn = False
+            self.bar.write(table, file=self.out)
+        self.bar.set_postfix_str(f"精确 pass@1 {row['pass1_exact']:.3f}  熵 {row['entropy']:.3f}", refresh=False)
+        self.bar.update(1)
 
     def finish(self):
-        self._clear()
+        self.bar.close()
 
 
 def plot_history(hist, path, title=None):
@@ -201,11 +183,7 @@ def main(args, out=None):
         print(hist.message, file=out)
         code = 130
     if args.save:
-        try:
-            from .checkpoint import save_model
-        except ImportError:
-            print("不能保存：toyllm.checkpoint 模块还不存在（save_model）。", file=sys.stderr)
-            return 1
+        from .checkpoint import save_model
         save_model(model, args.save, history=hist.to_dict(),
                    metadata={"algorithm": args.preset, "options": cfg.to_dict(), "seed": cfg.seed, "size": size,
                              "problems": {"seed": args.problem_seed, "n_train": args.n_train,
