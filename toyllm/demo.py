@@ -1,15 +1,17 @@
 """
 python -m toyllm 的演示：第 6 讲工具模块原来的 __main__，加上一次短训练（STaR 式的拒绝采样微调）的前后对比。
+
+【思路】第 6 讲的开场：训练前每个情境选 correct 的概率和 pass@1（采样估计 vs 精确值），
+    再做一次拒绝采样微调，看哪些情境学到了东西。
 """
 
 import random
 
-from .arithmetic import CONTEXT_NAMES, CONTEXTS
+from .arithmetic import CONTEXT_NAMES, CONTEXTS, make_problem_set
 from .exact import exact_pass_at_1
 from .text import bar, pad
 from .toy_llm import ToyLLM
 from .trainable import TrainableLLM, context_report, evaluate, sft
-from .arithmetic import make_problem_set
 
 
 def context_table(before, after=None):

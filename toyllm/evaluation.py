@@ -1,5 +1,5 @@
 """
-用采样来评估（真实系统的做法）：pass@k、maj@k、best-of-n、mean@n / best@n / worst@n，都带上误差棒。
+用采样来评估（真实系统的做法）：pass@k、maj@k、best-of-n、mean@n / best@n / worst@n，都带上误差棒（第 6 讲"评估与测试时计算"）。
 
 【思路】真正的 LLM 只能"采样 n 次、数一数"：估计值总带着噪声。玩具模型还能精确地算出真值（toyllm.exact），
     所以这里的每个估计都可以和它要估计的那个数放在一起看。
