@@ -184,18 +184,18 @@ def _custom_surrogate(fn, ratio, adv, eps_low, eps_high):
     return out
 
 
-def _call_surrogate(fn, rho, A, el, eh):
-    out = fn(rho, A, el, eh)
+def _call_surrogate(fn, ratio, adv, eps_low, eps_high):
+    out = fn(ratio, adv, eps_low, eps_high)
     if isinstance(out, tuple) and len(out) == 3:
         loss, low, high = out
-        low = np.zeros(rho.shape, bool) if low is None else np.asarray(low, dtype=bool)
-        high = np.zeros(rho.shape, bool) if high is None else np.asarray(high, dtype=bool)
+        low = np.zeros(ratio.shape, bool) if low is None else np.asarray(low, dtype=bool)
+        high = np.zeros(ratio.shape, bool) if high is None else np.asarray(high, dtype=bool)
     else:
-        loss, low, high = out, np.zeros(rho.shape, bool), np.zeros(rho.shape, bool)
+        loss, low, high = out, np.zeros(ratio.shape, bool), np.zeros(ratio.shape, bool)
     loss = np.asarray(loss, dtype=float)
-    if loss.shape != rho.shape or low.shape != rho.shape or high.shape != rho.shape:
+    if loss.shape != ratio.shape or low.shape != ratio.shape or high.shape != ratio.shape:
         raise ValueError(f"surrogate_fn 必须返回和 ratio 形状相同的 (每步损失, 下界裁剪, 上界裁剪)，"
-                         f"ratio 的形状是 {rho.shape}，收到损失的形状 {loss.shape}")
+                         f"ratio 的形状是 {ratio.shape}，收到损失的形状 {loss.shape}")
     if not np.all(np.isfinite(loss)):
         raise ValueError("surrogate_fn 返回的损失里有 NaN 或无穷")
     return loss, low, high
