@@ -9,6 +9,9 @@ RL 损失里的每一个公式，值和导数写在一起（第 6 讲"优势、�
     它们不知道玩具模型是什么 —— 玩具的引擎（kernel.py）和以后的小 transformer 调用的是同一批函数。
     每个公式旁边就是它的导数：clipped_surrogate(...).dloss_dratio、kl_estimator(...).dvalue_dlogp、
     entropy(...).dlogits，引擎用链式法则把它们接起来，不再另写一遍。
+【扩展】新的替代损失（GSPO 的序列级比率、CISPO、dual-clip……）写成和 clipped_surrogate 一样的形状：
+    输入每步的 ρ、A（需要整条序列时再加 (B, L) 的 mask），返回 Surrogate 并挂上 dloss_dratio；
+    新的聚合方式（verl 的 loss_agg_mode）是 AGGREGATIONS 里的一个名字加上 aggregation_weights 里的一个分支。
 """
 
 import math
