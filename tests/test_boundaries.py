@@ -13,6 +13,11 @@ import numpy as np
 import pytest
 
 from toyllm import History, TrainableLLM, make_problem_set
+from toyllm.evaluation import draw_samples
+from toyllm.exact import correct_paths
+from toyllm.rl import RLConfig
+from toyllm.rl.kernel import step_batch
+from toyllm.sampler import sample_rollouts
 from toyllm.toy_llm import UnknownContextError
 
 MODULES = ["toy_llm", "trainable", "policy", "sampler", "exact", "evaluation", "history", "problems", "imitation",
@@ -21,6 +26,11 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 BAD = {"None": None, "str": "abc", "nan": math.nan, "empty_list": [], "empty_array": np.array([]), "negative": -1,
        "dict": {"x": 1}, "unknown_context": ("zz", 9.9)}
 PROBLEMS = make_problem_set(random.Random(0), 4, 2, 3)
+ROLLOUTS = sample_rollouts(TrainableLLM(1e9), PROBLEMS, 2, np.random.default_rng(0))
+PATHS = correct_paths(PROBLEMS)
+STEPS = step_batch(ROLLOUTS, np.zeros(len(ROLLOUTS)))
+DATA = [(p, TrainableLLM(1e9).generate(p, random.Random(0))) for p in PROBLEMS]
+SAMPLES = draw_samples(TrainableLLM(1e9), PROBLEMS, 2, np.random.default_rng(0))
 GOOD = {"model": lambda: TrainableLLM(1e9), "problems": lambda: PROBLEMS, "train_problems": lambda: PROBLEMS,
         "heldout_problems": lambda: PROBLEMS, "n": lambda: 2, "rng": lambda: np.random.default_rng(0),
         "size": lambda: 1e9, "key": lambda: ("mul", 1.5), "group_size": lambda: 2, "rewards": lambda: np.array([1., 0.]),
@@ -28,13 +38,27 @@ GOOD = {"model": lambda: TrainableLLM(1e9), "problems": lambda: PROBLEMS, "train
         "logp_ref": lambda: np.zeros(2), "mask": lambda: np.ones((2, 2), bool), "per_step": lambda: np.ones((2, 2)),
         "probs": lambda: np.full(3, 1 / 3), "logprobs": lambda: np.log(np.full(3, 1 / 3)),
         "logits": lambda: np.zeros((12, 3)), "columns": lambda: ["a"], "k": lambda: 1, "a": lambda: "grpo",
-        "b": lambda: "dapo"}
+        "b": lambda: "dapo", "grads": dict, "action": lambda: 0, "weight": lambda: 1.0, "lr": lambda: 1.0,
+        "data": list, "op": lambda: "mul", "a": lambda: 47, "problem": lambda: PROBLEMS[0],
+        "sample": lambda: TrainableLLM(1e9).generate(PROBLEMS[0], random.Random(0)), "counts": lambda: np.zeros((12, 3)),
+        "rollouts": lambda: ROLLOUTS, "advantages": lambda: np.zeros(len(ROLLOUTS)), "paths": lambda: PATHS,
+        "values": lambda: [1.0, 0.0], "value": lambda: 0.5, "stderr": lambda: 0.1, "correct": lambda: np.ones((2, 2)),
+        "answers": lambda: [1, 2], "truth": lambda: 1, "scores": lambda: [0.1, 0.2], "samples": lambda: SAMPLES,
+        "parts": lambda: [ROLLOUTS], "batch": lambda: PROBLEMS, "cfg": lambda: RLConfig(batch_problems=2, group_size=2),
+        "models": lambda: [TrainableLLM(1e9)], "row": lambda: {}, "config": lambda: None, "cot": lambda: True,
+        "judged": lambda: np.ones((2, 2)), "steps": lambda: STEPS, "params": lambda: np.zeros((12, 3)),
+        "base": lambda: np.zeros((12, 3)), "ref_logp": lambda: np.zeros(len(STEPS.contexts))}
+OVERRIDES = {"context_key": {"a": lambda: 47, "b": lambda: 12}, "check_problems": {"name": lambda: "problems"},
+             "log_likelihood": {"data": lambda: DATA}, "sft": {"data": lambda: DATA},
+             "evaluate": {"rng": lambda: random.Random(0)}, "entropy_of": {"rng": lambda: random.Random(0)},
+             "best_of_k_from_verdicts": {"k": lambda: 1}, "diff_presets": {"a": lambda: "grpo", "b": lambda: "dapo"}}
 
 
 def _public_functions():
     for name in MODULES:
         module = importlib.import_module(f"toyllm.{name}")
-        for attr in getattr(module, "__all__", []):
+        names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+        for attr in names:
             obj = getattr(module, attr)
             if inspect.isfunction(obj) and obj.__module__ == module.__name__:
                 params = [p.name for p in inspect.signature(obj).parameters.values()
@@ -46,11 +70,13 @@ def _public_functions():
 @pytest.mark.parametrize("func, params, i", list(_public_functions()))
 def test_bad_argument_gives_a_chinese_error(func, params, i):
     for label, bad in BAD.items():
-        args = [bad if j == i else GOOD.get(p, lambda: 1)() for j, p in enumerate(params)]
+        good = {**GOOD, **OVERRIDES.get(func.__name__, {})}
+        args = [bad if j == i else good.get(p, lambda: 1)() for j, p in enumerate(params)]
         try:
             func(*args)
         except (TypeError, ValueError) as e:          # UnknownContextError 是 KeyError 也是 ValueError
             assert CJK.search(str(e)), f"{func.__name__}({params[i]}={label}) 的报错不是中文：{e!r}"
+            assert params[i] in str(e), f"{func.__name__}({params[i]}={label}) 的报错没有说出参数名：{e}"
         except Exception as e:                        # noqa: BLE001 —— 别的异常就是没在边界上检查
             pytest.fail(f"{func.__name__}({params[i]}={label}) 抛出了 {type(e).__name__}: {e}")
 

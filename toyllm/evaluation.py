@@ -209,7 +209,7 @@ def best_of_n(answers, scores):
     answers = _as_list("answers", answers)
     if callable(scores):
         scores = [scores(a) for a in answers]
-    scores = _as_list("scores", scores)
+    scores = [as_real("scores 里的分数", x) for x in _as_list("scores", scores)]
     if len(scores) != len(answers):
         raise ValueError(f"scores 的长度必须和 answers 相同，收到 {len(scores)} 个分数、{len(answers)} 个答案")
     best = max(range(len(answers)), key=lambda i: (scores[i], -i))
@@ -650,7 +650,7 @@ def inference_curves(models, problems, n, rng, ks=None, temperature=1.0, verifie
     models = _as_models(models)
     rng = _as_np_rng(rng, required=True)
     n = as_int("n", n, low=1)
-    problems = list(problems)
+    problems = list(prepare_problems(problems).problems)
     rows, ks_out = [], None
     for model in models:
         ev = evaluate_sampled(model, problems, n, rng, ks, temperature, verifier_error, subsets, level)

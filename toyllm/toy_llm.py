@@ -54,7 +54,11 @@ def softmax(logits, temperature=1.0):
         raise ValueError("logits 不能为空（至少要有一种做法）")
     for x in logits:
         as_real("logits 里的数", x)
-    temperature = as_real("temperature", temperature, low=0.0)
+    return _softmax(logits, as_real("temperature", temperature, low=0.0))
+
+
+def _softmax(logits, temperature):
+    """softmax 本身（参数已经检查过；step_probs 每一步都调用它）。"""
     if temperature == 0:
         best = max(range(len(logits)), key=lambda j: (logits[j], -j))
         return [1.0 if j == best else 0.0 for j in range(len(logits))]
@@ -99,8 +103,11 @@ def base_logits(size, cot, key, step_index=0):
         raise TypeError(f"cot 必须是 True 或 False，收到 {cot!r}")
     if not (isinstance(key, tuple) and len(key) == 2 and key[0] in ALPHA):
         raise ValueError(f"key 必须是 (运算, 难度)，运算是 {'、'.join(map(repr, ALPHA))} 之一，收到 {key!r}")
-    op, hard = key[0], as_real("key 里的难度", key[1])
-    step_index = as_int("step_index", step_index, low=0)
+    return _logits(size, cot, key[0], as_real("key 里的难度", key[1]), as_int("step_index", step_index, low=0))
+
+
+def _logits(size, cot, op, hard, step_index):
+    """公式本身（参数已经检查过；step_logits 每一步都调用它）。"""
     z = ALPHA[op] + BETA * math.log10(size / REF_SIZE) - hard
     if not cot:
         z -= NO_COT_PENALTY * step_index
@@ -136,8 +143,7 @@ class ToyLLM:
         【边界】key 必须是 CONTEXTS 里的情境，否则报 UnknownContextError（中文，列出可用的情境）。
         """
         context_index(key)
-        step_index = as_int("step_index", step_index, low=0)
-        return base_logits(self.size, self.cot, key, step_index)
+        return _logits(self.size, self.cot, key[0], key[1], as_int("step_index", step_index, low=0))
 
     def step_logits(self, op, a, b, step_index):
         """
@@ -150,7 +156,7 @@ class ToyLLM:
         step_index = as_int("step_index", step_index, low=0)
         if op not in OPS:
             raise ValueError(f"op 必须是 {'、'.join(map(repr, OPS))} 之一，收到 {op!r}")
-        return base_logits(self.size, self.cot, (op, step_hardness(op, a, b)), step_index)
+        return _logits(self.size, self.cot, op, step_hardness(op, a, b), step_index)
 
     def step_probs(self, op, a, b, step_index, temperature=1.0):
         """
@@ -162,7 +168,7 @@ class ToyLLM:
             step_probs 和 generate 自动用上新的 logits。
         """
         temperature = as_real("temperature", temperature, low=0.0)
-        return softmax(self.step_logits(op, a, b, step_index), temperature)
+        return _softmax(self.step_logits(op, a, b, step_index), temperature)
 
     def generate(self, problem, rng, temperature=1.0):
         """

@@ -33,6 +33,7 @@ import numpy as np
 from ._checks import as_int, as_real, as_rng
 from .arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, Problem, step_hardness
 from .estimators import pass_at_k
+from .problems import check_problems
 from .text import mean
 from .toy_llm import Sample, ToyLLM, context_index, softmax
 
@@ -173,6 +174,11 @@ def check_trainable(model, name="model"):
     return model
 
 
+def _check_model(model):
+    if not isinstance(model, ToyLLM):
+        raise TypeError(f"model 必须是 ToyLLM 或 TrainableLLM，收到 {type(model).__name__}")
+
+
 def _check_pair(problem, sample):
     if not isinstance(problem, Problem):
         raise TypeError(f"problem 必须是 Problem（例如 make_problem(...) 的结果），收到 {type(problem).__name__}")
@@ -203,8 +209,7 @@ def step_records(problem, sample):
 
 def probs_for(model, problem, sample):
     """每一步在当前模型下选那个做法的概率分布（list of 3-list），和 step_records 一一对应。"""
-    if not isinstance(model, ToyLLM):
-        raise TypeError(f"model 必须是 ToyLLM 或 TrainableLLM，收到 {type(model).__name__}")
+    _check_model(model)
     _check_pair(problem, sample)
     out = []
     x = problem.start
@@ -227,11 +232,16 @@ def add_grad(grads, key, action, probs, weight):
     if not isinstance(grads, MutableMapping):
         raise TypeError(f"grads 必须是字典 {{情境: [g0, g1, g2]}}，收到 {type(grads).__name__}")
     context_index(key)
-    if isinstance(action, bool) or action not in (0, 1, 2):
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or action not in (0, 1, 2):
         raise ValueError(f"action 必须是做法的下标 0 / 1 / 2，收到 {action!r}")
-    if isinstance(probs, (str, bytes)) or len(probs) != 3 or not all(math.isfinite(p) for p in probs):
+    try:
+        ok = len(probs) == 3 and math.isfinite(probs[0] + probs[1] + probs[2])
+    except TypeError:
+        ok = False
+    if isinstance(probs, (str, bytes)) or not ok:
         raise ValueError(f"probs 必须是 3 个有限的数（这一步的概率），收到 {probs!r}")
-    weight = as_real("weight", weight)
+    if not (type(weight) is float and math.isfinite(weight)):              # 快路径：普通的有限浮点数
+        weight = as_real("weight", weight)
     g = grads.setdefault(key, [0.0, 0.0, 0.0])
     for j in range(3):
         g[j] += weight * ((1.0 if j == action else 0.0) - probs[j])
@@ -303,9 +313,8 @@ def evaluate(model, problems, rng, n=4, ks=(1,)):
     for k in ks:
         if k > n:
             raise ValueError(f"ks 里的 k 不能大于 n（每道题的采样次数），收到 k={k}、n={n}")
-    problems = list(problems)
-    if not problems:
-        raise ValueError("problems 不能为空")
+    _check_model(model)
+    problems = check_problems("problems", problems)
     counts = [sum(model.generate(p, rng, TEMPERATURE).correct for _ in range(n)) for p in problems]
     return {k: mean(pass_at_k(n, c, k) for c in counts) for k in ks}
 
@@ -319,6 +328,8 @@ def entropy_of(model, problems, rng, n=2):
     """
     rng = as_rng("rng", rng)
     n = as_int("n", n, low=1)
+    _check_model(model)
+    problems = check_problems("problems", problems)
     hs = []
     for p in problems:
         for _ in range(n):

@@ -207,11 +207,15 @@ def preset(name, **overrides):
     【边界】未知的预设名报 ValueError，列出可用的名字；未知的选项报 TypeError。
     【例子】preset("grpo", iterations=50, seed=1)；preset("Dr-GRPO")
     """
-    return resolve_config(name).replace(**overrides) if overrides else resolve_config(name)
+    return resolve_config(name, "name").replace(**overrides) if overrides else resolve_config(name, "name")
 
 
-def resolve_config(config):
-    """config 可以是 None（默认 = GRPO）、RLConfig 或预设名；返回 RLConfig。【边界】别的类型报 TypeError。"""
+def resolve_config(config, param="config"):
+    """
+    config 可以是 None（默认 = GRPO）、RLConfig 或预设名；返回 RLConfig。
+
+    【边界】未知的预设名报 ValueError、别的类型报 TypeError，消息里用 param 作参数名。
+    """
     if config is None:
         return RLConfig()
     if isinstance(config, RLConfig):
@@ -220,8 +224,8 @@ def resolve_config(config):
         key = config.strip().lower().replace("-", "_").replace(".", "").replace(" ", "_")
         if key in PRESETS:
             return PRESETS[key]
-        raise ValueError(f"未知的预设 {config!r}；可用的预设：{'、'.join(PRESETS)}")
-    raise TypeError(f"config 必须是 RLConfig 或预设名（{'、'.join(PRESETS)}），收到 {type(config).__name__}")
+        raise ValueError(f"{param}：未知的预设 {config!r}；可用的预设：{'、'.join(PRESETS)}")
+    raise TypeError(f"{param} 必须是 RLConfig 或预设名（{'、'.join(PRESETS)}），收到 {type(config).__name__}")
 
 
 def diff_presets(a, b):
@@ -234,7 +238,7 @@ def diff_presets(a, b):
     【例子】diff_presets("grpo", "dapo") →
         {"loss_agg": ("seq-mean", "token-mean"), "mu": (1, 4), "eps_high": (0.2, 0.28), "dynamic_sampling": (False, True)}
     """
-    da, db = resolve_config(a).to_dict(), resolve_config(b).to_dict()
+    da, db = resolve_config(a, "a").to_dict(), resolve_config(b, "b").to_dict()
     return {k: (da[k], db[k]) for k in da if da[k] != db[k]}
 
 
@@ -254,7 +258,7 @@ def presets_table(names=None):
         names = [str(n) for n in names]
         if not names:
             raise ValueError(f"names 不能为空；可用的预设：{'、'.join(PRESETS)}")
-    dicts = [resolve_config(n).to_dict() for n in names]
+    dicts = [resolve_config(n, "names 里的预设名").to_dict() for n in names]
     keys = [k for k in dicts[0] if len({repr(d[k]) for d in dicts}) > 1] if len(dicts) > 1 else list(dicts[0])
     heads = [PRESET_NAMES.get(n, n) for n in names]
     w0 = max(display_width(f"{OPTION_NAMES[k]}（{k}）") for k in keys) + 2 if keys else 10

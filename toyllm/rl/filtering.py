@@ -59,6 +59,8 @@ def draw_groups(model, batch, cfg, rng):
     if not isinstance(cfg, RLConfig):
         raise TypeError(f"cfg 必须是 RLConfig，收到 {type(cfg).__name__}")
     batch = prepare_problems(batch, "batch")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
     if cfg.batch_problems > len(batch):
         raise ValueError(f"batch_problems = {cfg.batch_problems} 大于题数 {len(batch)}")
     G = cfg.group_size
