@@ -149,13 +149,13 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     kl_term, kl_est = 0.0, math.nan
     need_log = cfg.beta > 0 or cfg.entropy_coef != 0 or want_kl_est
     logpi = log_softmax_rows(logits, T) if need_log else None
-    if len(ctx) and (cfg.beta > 0 or want_kl_est):
+    if len(ctx) and want_kl_est:                           # 记录用：不夹的估计
         kl_est = float(losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator).value.mean())
-        if cfg.beta > 0:
-            clamp = losses.KL_CLAMP if cfg.kl_estimator == "k3" else None
-            kl = losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator, clamp)
-            kl_term = cfg.beta * float(w @ kl.value)
-            dloss_dlogp = dloss_dlogp + cfg.beta * w * kl.dvalue_dlogp
+    if len(ctx) and cfg.beta > 0:                          # 损失里的 KL：k3 像 verl 一样夹在 ≤ KL_CLAMP
+        clamp = losses.KL_CLAMP if cfg.kl_estimator == "k3" else None
+        kl = losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator, clamp)
+        kl_term = cfg.beta * float(w @ kl.value)
+        dloss_dlogp = dloss_dlogp + cfg.beta * w * kl.dvalue_dlogp
     grad = _table_grad(ctx, act, dloss_dlogp, pi, T)
     entropy_term = 0.0
     if cfg.entropy_coef != 0 and len(ctx):
