@@ -80,7 +80,7 @@ def test_bad_configs_give_chinese_errors(kwargs, exc, word):
 def test_unknown_preset_and_bad_config_type():
     with pytest.raises(ValueError, match="未知的预设"):
         preset("grpo2")
-    with pytest.raises(TypeError, match="config"):
+    with pytest.raises(TypeError, match="a 必须是 RLConfig"):          # 说出是哪一个参数
         diff_presets(3, "grpo")
 
 

@@ -209,7 +209,8 @@ def best_of_n(answers, scores):
     answers = _as_list("answers", answers)
     if callable(scores):
         scores = [scores(a) for a in answers]
-    scores = [as_real("scores 里的分数", x) for x in _as_list("scores", scores)]
+    scores = [float(x) if isinstance(x, (bool, np.bool_)) else as_real("scores 里的分数", x)
+              for x in _as_list("scores", scores)]
     if len(scores) != len(answers):
         raise ValueError(f"scores 的长度必须和 answers 相同，收到 {len(scores)} 个分数、{len(answers)} 个答案")
     best = max(range(len(answers)), key=lambda i: (scores[i], -i))
