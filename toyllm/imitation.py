@@ -41,7 +41,7 @@ from ._checks import as_int, as_real
 from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np, exact_np
 from .exact import CorrectPaths, correct_paths, exact_pass_at_1
 from .history import History
-from .policy import log_softmax_rows, logit_table, softmax_rows
+from .policy import check_table_model, log_softmax_rows, logit_table, softmax_rows
 from .rl.losses import entropy
 from .sampler import Rollouts, prepare_problems, sample_rollouts
 from .toy_llm import Sample
@@ -206,7 +206,7 @@ def hinted_rollouts(model, problems, n, rng, hint_boost=3.0, temperature=1.0):
     n = as_int("n", n, low=1)
     hint_boost = as_real("hint_boost", hint_boost, low=0.0)
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
-    logit_table(model)                                 # 先检查模型
+    check_table_model(model)
     if not model.cot:
         raise ValueError("hinted_rollouts 只支持有思维链的模型（cot=True）")
     target = np.repeat(_correct_values(batch), n, axis=0)          # 每份解答那道题的正确中间值 (B, L)

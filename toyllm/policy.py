@@ -9,6 +9,8 @@
     这里会报中文的 TypeError，而不是悄悄地用原来的公式（逐步调用的 generate 照样可以用你的子类）。
 """
 
+import functools
+
 import numpy as np
 
 from ._checks import as_real
@@ -28,7 +30,12 @@ def base_logit_table(size):
 
     【例子】base_logit_table(1e9)[CONTEXTS.index(("mul", 1.5))] → [1.9, 0.0, −0.5]
     """
-    size = as_real("size", size, 0.0, low_open=True)
+    return _base_table(as_real("size", size, 0.0, low_open=True)).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _base_table(size):
+    """按 size 缓存的表（引擎每次迭代都要用；调用者拿到的是 copy，改不坏缓存）。"""
     return np.array([base_logits(size, True, key, 0) for key in CONTEXTS])
 
 

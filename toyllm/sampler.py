@@ -19,7 +19,7 @@ import numpy as np
 
 from ._checks import as_int, as_real
 from .arithmetic import OP_INDEX, apply_op_np, context_ids_np, exact_np
-from .policy import logit_table, softmax_rows
+from .policy import check_table_model, logit_table, softmax_rows
 from .problems import check_problems
 
 
@@ -144,7 +144,7 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0, *, logit_bonus=Non
     temperature = as_real("temperature", temperature, low=0.0)
     if logit_bonus is not None and not callable(logit_bonus):
         raise TypeError(f"logit_bonus 必须是函数或 None，收到 {logit_bonus!r}")
-    logit_table(model)                    # 先检查模型（不是 ToyLLM、或重写了逐步 logits 的子类时报错）
+    check_table_model(model)              # 不是 ToyLLM、或重写了逐步 logits 的子类时报错
     return _sample(model, batch, n, rng, temperature, logit_bonus)
 
 
