@@ -56,7 +56,7 @@ class ProblemBatch:
         rows = np.asarray(rows, dtype=np.int64)
         if rows.ndim != 1 or len(rows) == 0:
             raise ValueError(f"rows 必须是非空的一维整数数组，收到 {rows!r}")
-        problems = tuple(self.problems[i] for i in rows)
+        problems = tuple(map(self.problems.__getitem__, rows.tolist()))
         return ProblemBatch(self.start[rows], self.ops[rows], self.operands[rows], self.mask[rows], self.answer[rows],
                             self.lengths[rows], problems)
 
@@ -187,25 +187,27 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
         op, b, xl = ops[live, t], operands[live, t], x[live]
         c = context_ids_np(op, xl, b)
         exact = exact_np(op, xl, b)
-        if logit_bonus is None:
-            pr = tables[t][c]
+        if logit_bonus is None:                # 查表：概率和 log 概率在循环后按 (情境, 步号) 一次取出
             if t == 0 or tables[t] is not tables[t - 1]:
                 cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
-                with np.errstate(divide="ignore"):
-                    log_table = np.log(tables[t])
             u = rng.random(len(c))
-            a = _choose(pr, u) if has_zero else (u[:, None] >= cum[c]).sum(axis=1)
-            logp[live, t] = log_table[c, a]
+            a = _choose(tables[t][c], u) if has_zero else (u[:, None] >= cum[c]).sum(axis=1)
         else:
             pr = softmax_rows(logits[t][c] + logit_bonus(t, live, op, xl, b, exact), temperature)
             u = rng.random(len(c))
             a = _choose(pr, u)
             logp[live, t] = np.log(pr[np.arange(len(a)), a])
+            probs[live, t] = pr
         v = apply_op_np(op, xl, b, a, rng, exact=exact)
         ctx[live, t], actions[live, t], values[live, t] = c, a, v
-        probs[live, t] = pr
         step_ok[live, t] = v == exact
         x[live] = np.minimum(np.maximum(v, -VALUE_LIMIT), VALUE_LIMIT)
+    if logit_bonus is None:
+        step_tables = np.stack(tables) if not model.cot else tables[0][None]          # (L 或 1, 12, 3)
+        t_index = np.arange(L)[None, :] if not model.cot else 0
+        probs = np.where(mask[..., None], step_tables[t_index, ctx], probs)
+        with np.errstate(divide="ignore"):
+            logp = np.where(mask, np.log(step_tables)[t_index, ctx, actions], 0.0)
     final = x
     correct = final == batch.answer[rows]
     return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, mask.sum(axis=1), n)

@@ -310,7 +310,7 @@ def aggregation_weights(mask, how="seq-mean", max_len=None):
     m = np.asarray(mask)
     if m.dtype != bool and not (m.size == 0 or np.isin(m, (0, 1)).all()):
         raise ValueError(f"mask 必须是 bool 数组（True 表示这一步存在），收到 dtype {m.dtype}")
-    m = m.astype(bool)
+    m = m if m.dtype == bool else m.astype(bool)
     if m.ndim != 2:
         raise ValueError(f"mask 必须是 (B, L) 的二维数组，收到形状 {m.shape}")
     how = as_choice("how", how, AGGREGATIONS)
