@@ -36,7 +36,7 @@ SAMPLE_CELLS = [("markdown", "# 标题\n\n一段文字"), ("code", "x = 1\nprint
 
 
 def _lecture_builder():
-    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "scripts" / "build_notebooks.py")
+    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "tools" / "build_notebooks.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

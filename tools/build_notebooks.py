@@ -11,9 +11,9 @@
 【可重复】同一份源文件、同样的环境，重新生成的 .ipynb 逐字节相同（见 toyllm/notebook_build.py）。
 
 【用法】（在仓库根目录）
-    .venv/bin/python scripts/build_notebooks.py notebooks/src/02_gradient.py     # 生成并运行一个
-    .venv/bin/python scripts/build_notebooks.py --all                             # notebooks/src/ 下的全部
-    .venv/bin/python scripts/build_notebooks.py --check --all                     # 只检查 .ipynb 的单元格是否和源文件一致（不运行）
+    .venv/bin/python tools/build_notebooks.py notebooks/src/02_gradient.py     # 生成并运行一个
+    .venv/bin/python tools/build_notebooks.py --all                             # notebooks/src/ 下的全部
+    .venv/bin/python tools/build_notebooks.py --check --all                     # 只检查 .ipynb 的单元格是否和源文件一致（不运行）
 
 【边界】某个单元格报错时，脚本打印是哪个 notebook、哪个单元格，以非 0 退出，不写出 .ipynb。
     输出里出现 stderr、"Warning"、缺字（"Glyph ... missing from font"）也算失败：讲课 notebook 不允许保存它们。
@@ -60,7 +60,7 @@ def check(src):
     out = NOTEBOOKS / (src.stem + ".ipynb")
     status = source_status(src, out)
     if status == "missing":
-        return [f"{out.relative_to(ROOT)} 不存在；请运行 python scripts/build_notebooks.py {src.relative_to(ROOT)}"]
+        return [f"{out.relative_to(ROOT)} 不存在；请运行 python tools/build_notebooks.py {src.relative_to(ROOT)}"]
     if status == "stale":
         return [f"{out.relative_to(ROOT)} 和 {src.relative_to(ROOT)} 不一致；请重新生成"]
     return []
