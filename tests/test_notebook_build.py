@@ -101,7 +101,7 @@ def test_lecture_and_homework_checks_agree_on_a_sample(tmp_path, monkeypatch, sp
 
 @pytest.mark.parametrize("src", sorted((ROOT / "notebooks" / "src").glob("*.py")), ids=lambda p: p.stem)
 def test_lecture_notebooks_match_their_sources(src):
-    """讲课 notebook 的单元格和 notebooks/src/*.py 一致；否则请运行 python scripts/build_notebooks.py。"""
+    """讲课 notebook 的单元格和 notebooks/src/*.py 一致；否则请运行 make notebooks（tools/build_notebooks.py）。"""
     assert NB.source_status(src, ROOT / "notebooks" / (src.stem + ".ipynb")) == "ok"
 
 
