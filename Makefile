@@ -3,7 +3,9 @@
 #   make test       运行全部测试：tests/ 里的 pytest + notebooks/ 的 nbval（严格比对输出）
 #   make demo       python -m toyllm
 #   make homework   python -m toyllm.homework release
-#   make bench      python -m toyllm bench
+#   make bench      python -m toyllm bench，再打印 import toyllm 的用时（tools/bench_import.py）
+#   make notebooks  由 notebooks/src/*.py 重新生成并运行讲课 notebook（tools/build_notebooks.py，jupytext + nbclient）
+#   make figures    重新计算讲义的图、表格和数字（tools/make_lecture_figures.py）
 # 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'
 
 PYTHON ?= python3
@@ -14,7 +16,7 @@ PYTEST_ARGS ?=
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab test demo homework bench venv clean-venv
+.PHONY: lab test demo homework bench notebooks figures venv clean-venv
 
 # 虚拟环境：pyproject.toml 比 stamp 新（依赖变了）或 .venv 里的 python 不能运行时，重新安装。
 $(STAMP): pyproject.toml
@@ -47,6 +49,13 @@ homework: $(STAMP)
 
 bench: $(STAMP)
 	$(VPY) -m toyllm bench
+	$(VPY) tools/bench_import.py
+
+notebooks: $(STAMP)
+	$(VPY) tools/build_notebooks.py --all
+
+figures: $(STAMP)
+	$(VPY) tools/make_lecture_figures.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -1,6 +1,6 @@
 """
 讲义（lectures/*.md）和代码对得上：提到的名字存在、链接的文件存在、写下的常量和默认值等于代码里的、
-表格里的结果数字就是 scripts/make_lecture_figures.py 算出来的、正文的定性说法和这些数字一致。
+表格里的结果数字就是 tools/make_lecture_figures.py 算出来的、正文的定性说法和这些数字一致。
 
 讲义里可以被机器核对的内容，都写成带标记的表格：
     <!-- check:examples -->   | `代码` | `结果` | 说明 |     代码在 toyllm 的名字空间里求值，结果逐项比较
@@ -31,7 +31,7 @@ L01 = LECTURES / "lecture01_toy_llm.md"
 L06 = LECTURES / "lecture06_scaling_rl.md"
 NOTES = (L01, L06)
 NUMBERS = LECTURES / "figures" / "numbers.json"
-SCRIPT = ROOT / "scripts" / "make_lecture_figures.py"
+SCRIPT = ROOT / "tools" / "make_lecture_figures.py"
 
 NOTEBOOKS = ("00_quickstart", "01_toyllm_recap", "02_gradient", "03_sft_star", "04_evaluation",
              "05_policy_gradient_grpo", "06_ppo_kl_dapo", "07_scaling")
@@ -327,7 +327,7 @@ def test_generated_blocks_equal_numbers_json(numbers):
         for name, body in generated_blocks(_text(path)).items():
             assert name in blocks, f"{path.name} 里的生成块 {name!r} 脚本不认识"
             assert body == blocks[name], (f"{path.name} 里的生成块 {name!r} 和 numbers.json 不一致："
-                                          "请运行 python scripts/make_lecture_figures.py")
+                                          "请运行 python tools/make_lecture_figures.py")
             found[name] = path.name
     assert set(found) == set(blocks), f"这些生成块没有出现在讲义里：{set(blocks) - set(found)}"
 

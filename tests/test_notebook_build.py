@@ -1,16 +1,19 @@
 """
-notebook 生成器（toyllm.notebook_build）：讲课 notebook 的命令行（scripts/build_notebooks.py）和作业教师版
-（toyllm.homework.build）用的是同一份解析、检查和整理代码；这里不启动内核，只用标准库的 JSON。
+notebook 生成器（tools/build_notebooks.py，jupytext + nbclient）：讲课 notebook 和作业教师版
+（toyllm.homework.build）用的是同一份解析、检查和整理代码；源文件是 jupytext 的标准 percent 写法。
+这里不启动内核。
 """
 
-import importlib.util
 import json
+import socket
+import sys
 from pathlib import Path
 
+import jupytext
 import pytest
 
-from toyllm import notebook_build as NB
 from toyllm.homework import build as HW
+from tools import build_notebooks as NB
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +25,6 @@ SAMPLE = """\
 # 一段文字
 
 # %%
-
 x = 1
 print(x)
 
@@ -33,13 +35,6 @@ print(x)
 y = x + 1
 """
 SAMPLE_CELLS = [("markdown", "# 标题\n\n一段文字"), ("code", "x = 1\nprint(x)"), ("code", "y = x + 1")]
-
-
-def _lecture_builder():
-    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "scripts" / "build_notebooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _write_ipynb(path, cells, split_lines):
@@ -55,20 +50,39 @@ def _write_ipynb(path, cells, split_lines):
 # 两个生成器用同一个解析器
 # =============================================================================
 def test_both_builders_share_one_implementation():
-    lecture = _lecture_builder()
     assert HW.parse_source is NB.parse_source
-    assert lecture.build_notebook is NB.build_notebook and HW.build_notebook is NB.build_notebook
-    assert lecture.source_status is NB.source_status and HW.source_status is NB.source_status
+    assert HW.build_notebook is NB.build_notebook
+    assert HW.source_status is NB.source_status
 
 
 def test_parse_sample():
     assert NB.parse_source(SAMPLE) == SAMPLE_CELLS
 
 
+def test_parse_source_is_jupytext_plus_two_checks():
+    """jupytext 读单元格（魔法命令在 .py 里是注释）；说明段丢掉；忘了 '# %%' 和不认识的单元格报错。"""
+    assert NB.parse_source("# %%\n# %matplotlib inline\nx = 1\n") == [("code", "%matplotlib inline\nx = 1")]
+    assert NB.parse_source("# 说明\n\n# %%\nx = 1\n") == [("code", "x = 1")]
+    with pytest.raises(ValueError, match="第 3 行.*忘了写"):
+        NB.parse_source("# %% [markdown]\n# 标题\nx = 1\n")
+    with pytest.raises(ValueError, match="不认识的单元格标记"):
+        NB.parse_source("# %% [raw]\nx\n")
+    with pytest.raises(ValueError, match="没有任何单元格"):
+        NB.parse_source("# %%\n\n")
+
+
+@pytest.mark.parametrize("src", sorted((ROOT / "notebooks" / "src").glob("*.py")), ids=lambda p: p.stem)
+def test_lecture_sources_are_canonical_jupytext(src):
+    """讲课源文件是 jupytext 的标准写法：读进来再写出去一字不变（所以 jupytext 打开、保存不会改动它）。"""
+    text = src.read_text(encoding="utf-8")
+    assert jupytext.writes(jupytext.reads(text, fmt=NB.FORMAT), fmt=NB.FORMAT) == text, (
+        f"{src.name} 不是 jupytext 的标准写法；可以用 jupytext --to py:percent 规整它，再检查改动")
+
+
 @pytest.mark.parametrize("split_lines", [True, False], ids=["讲课的格式", "作业的格式"])
 def test_lecture_and_homework_checks_agree_on_a_sample(tmp_path, monkeypatch, split_lines):
     """同一份源文件和同一个 .ipynb：讲课的 check 和作业的 check_sources 给出同样的结论。"""
-    lecture = _lecture_builder()
+    lecture = NB
     src_dir, out_dir = tmp_path / "src", tmp_path
     src_dir.mkdir()
     src = src_dir / "sample.py"
@@ -87,7 +101,7 @@ def test_lecture_and_homework_checks_agree_on_a_sample(tmp_path, monkeypatch, sp
 
 @pytest.mark.parametrize("src", sorted((ROOT / "notebooks" / "src").glob("*.py")), ids=lambda p: p.stem)
 def test_lecture_notebooks_match_their_sources(src):
-    """讲课 notebook 的单元格和 notebooks/src/*.py 一致；否则请运行 python scripts/build_notebooks.py。"""
+    """讲课 notebook 的单元格和 notebooks/src/*.py 一致；否则请运行 make notebooks（tools/build_notebooks.py）。"""
     assert NB.source_status(src, ROOT / "notebooks" / (src.stem + ".ipynb")) == "ok"
 
 
@@ -108,12 +122,22 @@ def test_normalise_merges_consecutive_streams_and_drops_run_metadata():
     image = {"output_type": "display_data", "data": {"image/png": "…"}, "metadata": {"needs_background": "light"}}
     outputs = [_stream("a"), _stream(["b", "c"]), image, _stream("d"), widget]
     nb = NB.normalise(_run_nb(json.loads(json.dumps(outputs))))
-    assert nb["metadata"] == {"language_info": {"name": "python"}}
+    assert nb["metadata"] == {"language_info": {"name": "python"}, "kernelspec": NB.KERNELSPEC}
     cell = nb["cells"][0]
     assert cell["metadata"] == {}
     assert cell["outputs"] == [_stream("abc"), {**image, "metadata": {}}, _stream("d"), widget]
     dropped = NB.normalise(_run_nb(json.loads(json.dumps(outputs))), drop_widget_views=True)
     assert dropped["cells"][0]["outputs"] == [_stream("abc"), {**image, "metadata": {}}, _stream("d")]
+
+
+def test_normalise_replaces_paths_and_host_of_the_building_machine():
+    """输出里的本机路径（Python 环境、仓库、家目录）和主机名换成占位符；图片（base64）不动。"""
+    host = socket.gethostname()
+    text = f"解释器 {sys.prefix}/bin/python，仓库 {ROOT}/toyllm，家 {Path.home()}/x，主机 {host}\n"
+    image = {"output_type": "display_data", "data": {"image/png": f"{host}AAAA", "text/plain": text}, "metadata": {}}
+    nb = NB.normalise(_run_nb([_stream(text), image]))
+    want = "解释器 <venv>/bin/python，仓库 <repo>/toyllm，家 ~/x，主机 <host>\n"
+    assert nb["cells"][0]["outputs"] == [_stream(want), {**image, "data": {"image/png": f"{host}AAAA", "text/plain": want}}]
 
 
 def test_output_problems():

@@ -6,7 +6,7 @@ toyllm.plotstyle：中文能画出来，而且仓库里用到的每个中文字�
       没有报 "Glyph ... missing from font"（缺字）这类警告或日志。作为对照，不调用
       use_chinese_font() 时同样的图**会**报缺字 —— 说明这个测试确实能发现问题。
     · 用 fontTools 读出字体的 cmap（字符 -> 字形的表），检查仓库里 *.py / *.ipynb / *.md 中出现的
-      每个中文字符都在表里。加了新的生僻字、测试失败时：运行 scripts/make_font_subset.py 重新生成字体。
+      每个中文字符都在表里。加了新的生僻字、测试失败时：运行 tools/make_font_subset.py 重新生成字体。
 """
 
 import importlib.util
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load_font_script():
-    spec = importlib.util.spec_from_file_location("make_font_subset", ROOT / "scripts" / "make_font_subset.py")
+    spec = importlib.util.spec_from_file_location("make_font_subset", ROOT / "tools" / "make_font_subset.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -140,7 +140,7 @@ def test_every_chinese_character_in_the_repo_is_in_the_font(cmap):
     missing = sorted(ch for ch in used if ord(ch) not in cmap)
     assert not missing, (
         f"仓库里用到的这些字符不在自带字体里：{''.join(missing)}\n"
-        f"请重新生成字体：apt-get install -y fonts-noto-cjk && python scripts/make_font_subset.py")
+        f"请重新生成字体：apt-get install -y fonts-noto-cjk && python tools/make_font_subset.py")
 
 
 def test_is_cjk_examples():

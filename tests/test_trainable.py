@@ -137,7 +137,7 @@ def test_reference_module_runs_unchanged_on_toyllm():
     reference = Path(os.environ.get("TOYLLM_REFERENCE", ROOT.parent / "shared" / "reference" / "trainable_llm.py"))
     if not reference.is_file():
         pytest.skip(f"参考模块不在 {reference}（它不属于本仓库）")
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_reference.py"), str(reference)],
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "check_reference.py"), str(reference)],
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stdout + out.stderr
     assert "✓" in out.stdout

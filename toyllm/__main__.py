@@ -7,7 +7,8 @@
     python -m toyllm bench      速度基准：朴素 Python 循环 vs 向量化引擎
     python -m toyllm doctor     检查环境（Python、依赖、字体、JupyterLab 小部件）
 
-每个子命令放在自己的模块里，这里只负责分发（模块用到时才导入，启动快）。
+每个子命令放在自己的模块里，这里只负责分发：只导入要运行的那一个子命令的模块
+（python -m toyllm doctor 不会导入训练引擎），所以启动快。
 """
 
 import argparse
@@ -22,31 +23,29 @@ COMMANDS = {
 }
 
 
-def build_parser():
+def build_parser(only=None):
+    """
+    命令行参数。
+
+    【参数】only：只导入这一个子命令的模块、加它的参数（main 用它：启动时不导入别的子命令）；
+        None 时导入全部子命令的模块（测试和完整的 --help 用）
+    """
     parser = argparse.ArgumentParser(prog="python -m toyllm", description="toyllm：第 6 讲「规模与强化学习」配套工具")
     sub = parser.add_subparsers(dest="command", metavar="子命令")
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
-            p.set_defaults(_missing=True)
-            continue
-        if hasattr(mod, "add_arguments"):
-            mod.add_arguments(p)
+        if only in (None, name):
+            add_arguments = getattr(importlib.import_module(module), "add_arguments", None)
+            if add_arguments:
+                add_arguments(p)
     return parser
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser()
-    args = parser.parse_args(argv or ["demo"])
-    if getattr(args, "_missing", False):
-        print(f"子命令 {args.command} 还没有实现。", file=sys.stderr)
-        return 2
+    """python -m toyllm [子命令] [参数]：没有子命令时运行 demo；返回退出码。"""
+    argv = (sys.argv[1:] if argv is None else list(argv)) or ["demo"]
+    args = build_parser(only=argv[0]).parse_args(argv)
     return importlib.import_module(args._module).main(args) or 0
 
 

@@ -16,13 +16,13 @@
     run_doctor()
 
 【Python 小知识】importlib.metadata.version("numpy") 读的是"已安装的包"的版本信息，不需要真的 import 它，
-    所以很快；importlib.util.find_spec("numpy") 只找模块在哪里，也不执行它。
+    所以很快；importlib.util.find_spec("numpy") 只找模块在哪里，也不执行它。版本号的比较交给 packaging
+    （pip 自己用的库）：Version("4.6.6") in SpecifierSet(">=4.2,<5")。
 """
 
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -30,6 +30,11 @@ import warnings
 from dataclasses import dataclass
 from importlib import metadata
 from importlib import util as importlib_util
+
+from packaging.requirements import Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 MIN_PYTHON = (3, 10)
 KERNEL_NAME = "python3"
@@ -57,6 +62,7 @@ PACKAGES = (
     Package("numpy", "numpy", ">=1.24", "运行", True),
     Package("matplotlib", "matplotlib", ">=3.7", "运行", True),
     Package("tqdm", "tqdm", ">=4.66", "运行", True),
+    Package("packaging", "packaging", ">=23", "运行", True),
     Package("jupyterlab", "jupyterlab", ">=4.2,<5", "notebook", True),
     Package("ipywidgets", "ipywidgets", ">=8.1,<9", "notebook", True),
     Package("ipykernel", "ipykernel", ">=6.29", "notebook", True),
@@ -158,46 +164,26 @@ def _find_spec(module):
         return None
 
 
-def _release(version):
-    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(version))
-    return tuple(int(x) for x in m.group(1).split(".")) if m else None
-
-
-def _cmp(a, b):
-    n = max(len(a), len(b))
-    a, b = a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
-    return (a > b) - (a < b)
+def _major(version):
+    """版本号的大版本（"8.1.9" → 8）；看不懂时 None。"""
+    try:
+        return Version(str(version)).major
+    except InvalidVersion:
+        return None
 
 
 def satisfies(version, spec):
     """
     版本号是否满足要求，例如 satisfies("4.6.6", ">=4.2,<5") → True。
 
-    【思路】只比较"发行号"（4.6.6 里的 4、6、6）；支持 >=、>、<=、<、==、!=、~=（~=3.0.17 表示 >=3.0.17 且 ==3.0.*）。
+    【思路】交给 packaging（pip 自己用的版本库，PEP 440）：SpecifierSet(spec).contains(版本)。
+        只比较"发行号"（4.2.0rc1 当作 4.2.0）：装了要求的版本的预发行版，也算满足。
     【返回】bool；看不懂的版本号或要求返回 False
     """
-    v = _release(version)
-    if v is None:
+    try:
+        return SpecifierSet(str(spec)).contains(Version(str(version)).base_version)
+    except (InvalidVersion, InvalidSpecifier):
         return False
-    for part in (p.strip() for p in str(spec).split(",")):
-        if not part:
-            continue
-        m = re.fullmatch(r"(~=|==|!=|>=|<=|>|<)\s*([0-9][0-9.]*)(\.\*)?", part)
-        if not m:
-            return False
-        op, target, star = m.group(1), _release(m.group(2)), m.group(3)
-        if star and op in ("==", "!="):
-            same = v[:len(target)] + (0,) * max(0, len(target) - len(v)) == target
-            if same != (op == "=="):
-                return False
-            continue
-        c = _cmp(v, target)
-        if op == "~=":
-            if len(target) < 2 or c < 0 or _cmp(v[:len(target) - 1], target[:-1]) != 0:
-                return False
-        elif not {">=": c >= 0, ">": c > 0, "<=": c <= 0, "<": c < 0, "==": c == 0, "!=": c != 0}[op]:
-            return False
-    return True
 
 
 def _in_conda():
@@ -363,13 +349,10 @@ def _required_spec(dist, dependency):
         requires = metadata.requires(dist) or []
     except metadata.PackageNotFoundError:
         return None
-    norm = dependency.lower().replace("-", "_")
     for line in requires:
-        if ";" in line:                                      # 带条件（例如 extra == "test"）的跳过
-            continue
-        m = re.match(r"\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?\s*\(?([^)]*)\)?", line)
-        if m and m.group(1).lower().replace("-", "_") == norm:
-            return m.group(2).strip() or None
+        req = Requirement(line)
+        if req.marker is None and canonicalize_name(req.name) == canonicalize_name(dependency):   # 带条件的（extra == "test"）跳过
+            return str(req.specifier) or None
     return None
 
 
@@ -390,7 +373,7 @@ def check_widgets():
     ipyw = _version("ipywidgets")
     if ipyw is None:
         return CheckResult(name, False, "没有安装 ipywidgets", True, _install_hint("ipywidgets>=8.1,<9"))
-    major = (_release(ipyw) or (0,))[0]
+    major = _major(ipyw)
     ext_major, fallback = _WIDGETS_MATCH.get(major, (None, None))
     jlw = _version("jupyterlab_widgets")
     need = _required_spec("ipywidgets", "jupyterlab_widgets") or fallback
@@ -406,8 +389,7 @@ def check_widgets():
                            True, _install_hint(f"jupyterlab_widgets{need or ''}") + "（先卸载再装，"
                            "让扩展文件装到 share/jupyter/labextensions 下）")
     path, ext_version = found
-    ext_release = _release(ext_version)
-    if ext_major is not None and (ext_release is None or ext_release[0] != ext_major):
+    if ext_major is not None and _major(ext_version) != ext_major:
         return CheckResult(name, False, f"ipywidgets {ipyw} 需要扩展 {WIDGETS_EXTENSION} {ext_major}.x，JupyterLab "
                            f"找到的是 {ext_version}（{path}）", True,
                            f"删掉旧的扩展文件夹 {os.path.dirname(path)}，再重新安装 jupyterlab_widgets："

@@ -1,7 +1,3 @@
-# notebooks/01_toyllm_recap.ipynb 的源文件。改完后运行：
-#     .venv/bin/python scripts/build_notebooks.py notebooks/src/01_toyllm_recap.py
-# 单元格标记的写法见 scripts/build_notebooks.py。
-
 # %% [markdown]
 # # 01 · ToyLLM 回顾
 #
@@ -20,7 +16,7 @@
 # 先导入要用的东西。图里的中文用 `toyllm` 自带的字体显示，所以先调用一次 `use_chinese_font()`。
 
 # %%
-%matplotlib inline
+# %matplotlib inline
 import random
 
 import matplotlib.pyplot as plt

@@ -1,7 +1,3 @@
-# notebooks/02_gradient.ipynb 的源文件。改完后运行：
-#     .venv/bin/python scripts/build_notebooks.py notebooks/src/02_gradient.py
-# 单元格标记的写法见 scripts/build_notebooks.py。
-
 # %% [markdown]
 # # 02 · 梯度推导
 #
@@ -19,7 +15,7 @@
 # 先导入要用的东西。`%matplotlib inline` 让图显示在 notebook 里，`use_chinese_font()` 让图里的中文正常显示。
 
 # %%
-%matplotlib inline
+# %matplotlib inline
 import math
 import random
 
@@ -130,6 +126,7 @@ for t, ((key, action), probs) in enumerate(zip(step_records(problem, sample), pr
     add_grad(grads, key, action, probs, 1.0)
     print(f"第 {t} 步  {pad(CONTEXT_NAMES[key], 24)} 选了 {PROCEDURE_NAMES[PROCEDURES[action]]}")
 
+
 # %% [markdown]
 # 检查：把 $\log P(\text{解答})$ 当作 $\Delta$ 的函数，对全部 36 个参数做有限差分，和上面逐步累加的梯度比较。
 # `log_likelihood(model, data)` 给出每步的平均 $\log \pi$，乘以步数就是总和。
@@ -214,7 +211,6 @@ ax.set_title("200 道别的题：学一步以后")
 ax.legend()
 fig.tight_layout()
 plt.show()
-
 
 # %% [markdown]
 # ## 4. 期望奖励和它的精确梯度

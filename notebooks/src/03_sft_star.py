@@ -1,7 +1,3 @@
-# notebooks/03_sft_star.ipynb 的源文件。改完后运行：
-#     .venv/bin/python scripts/build_notebooks.py notebooks/src/03_sft_star.py
-# 单元格标记的写法见 scripts/build_notebooks.py。
-
 # %% [markdown]
 # # 03 · SFT 与 STaR
 #
@@ -23,7 +19,7 @@
 # 看输出：两批题的数量，和 1B 学生模型训练前的精确 pass@1。
 
 # %%
-%matplotlib inline
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -86,6 +82,7 @@ slow, fast = base.copy(), base.copy()
 sft(slow, data, epochs=1, lr=2.0)                                # 逐步的写法（参考模块）
 sft_counts(fast, counts, epochs=1, lr=2.0)                       # 按情境合并的写法
 print("一个 epoch 以后两者的参数相同：", np.allclose(slow.params, fast.params, rtol=0, atol=1e-12))
+
 
 # %% [markdown]
 # 现在用快的写法训练 200 个 epoch，每个 epoch 以后记下平均对数似然 $\mathcal{L}$。

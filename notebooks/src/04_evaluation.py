@@ -1,7 +1,3 @@
-# notebooks/04_evaluation.ipynb 的源文件。改完后运行：
-#     .venv/bin/python scripts/build_notebooks.py notebooks/src/04_evaluation.py
-# 单元格标记的写法见 scripts/build_notebooks.py。
-
 # %% [markdown]
 # # 04 · 评估
 #

@@ -1,7 +1,3 @@
-# notebooks/05_policy_gradient_grpo.ipynb 的源文件。改完后运行：
-#     .venv/bin/python scripts/build_notebooks.py notebooks/src/05_policy_gradient_grpo.py
-# 单元格标记的写法见 scripts/build_notebooks.py。
-
 # %% [markdown]
 # # 05 · 策略梯度与 GRPO
 #
@@ -24,7 +20,7 @@
 # 看输出：REINFORCE、RLOO、GRPO 只差"优势怎么算"这一个选项。
 
 # %%
-%matplotlib inline
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 

@@ -1,7 +1,3 @@
-# notebooks/06_ppo_kl_dapo.ipynb 的源文件。改完后运行：
-#     .venv/bin/python scripts/build_notebooks.py notebooks/src/06_ppo_kl_dapo.py
-# 单元格标记的写法见 scripts/build_notebooks.py。
-
 # %% [markdown]
 # # 06 · PPO、KL 与 DAPO
 #
@@ -24,7 +20,7 @@
 # 看输出：两批题的数目，和 GRPO、DAPO 两个预设到底差在哪几个选项。
 
 # %%
-%matplotlib inline
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 

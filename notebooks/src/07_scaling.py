@@ -1,7 +1,3 @@
-# notebooks/07_scaling.ipynb 的源文件。改完后运行：
-#     .venv/bin/python scripts/build_notebooks.py notebooks/src/07_scaling.py
-# 单元格标记的写法见 scripts/build_notebooks.py。
-
 # %% [markdown]
 # # 07 · 规模
 #
@@ -23,7 +19,7 @@
 # 先看起点（讲义第 2 节）：训练前，每种大小在留出题上的精确 pass@1。看输出：模型每大 10 倍，起点高一截。
 
 # %%
-%matplotlib inline
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 

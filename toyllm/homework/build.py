@@ -17,7 +17,7 @@
 
 from pathlib import Path
 
-from ..notebook_build import build_notebook, parse_source, source_status
+from tools.build_notebooks import build_notebook, parse_source, source_status
 from .release import SOURCE_DIR, _atomic_write, notebook_bytes
 
 __all__ = ["SRC_DIR", "FAILED_MARKS", "build", "check_sources", "parse_source"]

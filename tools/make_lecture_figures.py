@@ -10,9 +10,9 @@
     （"越大越好"、"基座不会反超"……）和这些数字一致；慢测试（-m slow）重新运行 compute() 和 numbers.json 比较。
 
 【用法】（在仓库根目录）
-    .venv/bin/python scripts/make_lecture_figures.py            # 重新计算，写图、numbers.json、讲义里的表格
-    .venv/bin/python scripts/make_lecture_figures.py --check    # 只检查讲义、numbers.json 是否和重新计算的一致
-    .venv/bin/python scripts/make_lecture_figures.py --no-figures   # 只更新数字和表格，不画图
+    .venv/bin/python tools/make_lecture_figures.py            # 重新计算，写图、numbers.json、讲义里的表格
+    .venv/bin/python tools/make_lecture_figures.py --check    # 只检查讲义、numbers.json 是否和重新计算的一致
+    .venv/bin/python tools/make_lecture_figures.py --no-figures   # 只更新数字和表格，不画图
 """
 
 import argparse
@@ -361,7 +361,7 @@ def main(argv=None):
             if fill_blocks(text, blocks) != text:
                 print(f"✗ {note.relative_to(ROOT)} 里的表格和重新计算的不一致")
                 ok = False
-        print("✓ 讲义的数字都是最新的" if ok else "✗ 请运行 python scripts/make_lecture_figures.py")
+        print("✓ 讲义的数字都是最新的" if ok else "✗ 请运行 python tools/make_lecture_figures.py")
         return 0 if ok else 1
     FIGURES.mkdir(parents=True, exist_ok=True)
     NUMBERS.write_text(text_json, encoding="utf-8")

@@ -2,8 +2,8 @@
 评估的速度：精确 pass@1（1000 道题）要多久，采样评估每秒能做多少份解答。
 
 【用法】（在仓库根目录）
-    .venv/bin/python scripts/bench_eval.py              # 默认：1000 道 3~8 步的题，重复 50 次取中位数
-    .venv/bin/python scripts/bench_eval.py --problems 5000 --repeats 20
+    .venv/bin/python tools/bench_eval.py              # 默认：1000 道 3~8 步的题，重复 50 次取中位数
+    .venv/bin/python tools/bench_eval.py --problems 5000 --repeats 20
 
 【思路】计时用 time.perf_counter，每项重复多次取**中位数**（不受偶尔的系统抖动影响）。
     精确 pass@1 分两种情况报告：

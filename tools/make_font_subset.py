@@ -12,8 +12,8 @@
 
 【用法】（需要 fonts-noto-cjk 和 fonttools）
     apt-get update && apt-get install -y fonts-noto-cjk
-    .venv/bin/python scripts/make_font_subset.py            # 重新生成 toyllm/fonts/ 下的字体
-    .venv/bin/python scripts/make_font_subset.py --check    # 只检查：现有字体是否和重新生成的逐字节相同
+    .venv/bin/python tools/make_font_subset.py            # 重新生成 toyllm/fonts/ 下的字体
+    .venv/bin/python tools/make_font_subset.py --check    # 只检查：现有字体是否和重新生成的逐字节相同
 
 【边界】输出是确定的：同样的源字体 + 同样的 fontTools 版本 + 同样的仓库文字 → 同样的字节
     （head 表的时间戳固定为源字体的时间戳，不用当前时间）。本文件生成时用的是 fontTools 4.68.0、
@@ -140,7 +140,7 @@ def rename(font, version):
     """改名为 ToyLLM Sans SC，保留版权、商标、许可证字段，并写明来源。"""
     name = font["name"]
     description = (f"Subset of {SOURCE_FAMILY} Regular {version} (Debian fonts-noto-cjk) made for toyllm "
-                   f"with fontTools {FONTTOOLS_VERSION} by scripts/make_font_subset.py.")
+                   f"with fontTools {FONTTOOLS_VERSION} by tools/make_font_subset.py.")
     for rec in list(name.names):
         if rec.nameID in (1, 4, 16):
             rec.string = FAMILY
@@ -215,7 +215,7 @@ def main(argv=None):
     if args.check:
         old = args.output.read_bytes() if args.output.exists() else b""
         if old != data:
-            sys.exit(f"{args.output} 不是最新的：请运行 python scripts/make_font_subset.py")
+            sys.exit(f"{args.output} 不是最新的：请运行 python tools/make_font_subset.py")
         print("字体是最新的。")
         return
     args.output.parent.mkdir(parents=True, exist_ok=True)

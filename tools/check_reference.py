@@ -5,7 +5,7 @@
     sys.modules["toy_llm"] = toyllm
 然后 (1) 把它当作脚本原样运行（它的 __main__ 演示）；(2) 在同一批数据上比较它的 sft 和 toyllm.sft 得到的 Δ。
 
-用法：python scripts/check_reference.py [trainable_llm.py 的路径]
+用法：python tools/check_reference.py [trainable_llm.py 的路径]
     默认路径是仓库旁边的 ../shared/reference/trainable_llm.py，也可以用环境变量 TOYLLM_REFERENCE 指定。
 找不到文件时退出码为 2（不是"通过"）。
 """

@@ -1,0 +1,12 @@
+"""
+教师和维护者的工具（不在安装给学生的包里；依赖在 pyproject.toml 的 build extra：pip install -e '.[build]'）。
+
+    build_notebooks.py       由 notebooks/src/*.py 生成并运行讲课 notebook（jupytext + nbclient）：make notebooks
+    make_lecture_figures.py  讲义的图、表格和数字：make figures
+    make_font_subset.py      重新生成 toyllm/fonts/ 里的中文字体子集
+    check_reference.py       最初的 trainable_llm.py 能否原样跑在 toyllm 上（.ci/run 调用）
+    bench_eval.py            评估的速度
+    bench_import.py          import toyllm 的用时、包里每个模块的行数
+
+每个文件都可以在仓库根目录用 python tools/<名字>.py 运行；测试里用 import tools.<名字>。
+"""
