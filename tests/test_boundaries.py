@@ -12,7 +12,8 @@ import re
 import numpy as np
 import pytest
 
-from toyllm import History, TrainableLLM, make_problem_set
+from toyllm import TrainableLLM, make_problem_set
+from toyllm.history import History
 from toyllm.evaluation import draw_samples
 from toyllm.exact import correct_paths
 from toyllm.rl import RLConfig
