@@ -36,11 +36,11 @@ def read_pyproject():
 
 
 def pyproject_deps():
-    """pyproject 的运行时 + notebook + test 依赖，返回 {conda 名: SpecifierSet}。"""
+    """pyproject 的运行时 + notebook + test + instructor 依赖，返回 {conda 名: SpecifierSet}。"""
     project = read_pyproject()["project"]
     extras = project["optional-dependencies"]
     deps = {}
-    for line in project["dependencies"] + extras["notebook"] + extras["test"]:
+    for line in project["dependencies"] + extras["notebook"] + extras["test"] + extras["instructor"]:
         req = Requirement(line)
         name = req.name.lower()
         deps[CONDA_NAMES.get(name, name)] = req.specifier
@@ -119,10 +119,10 @@ def test_python_version_satisfies_requires_python(env):
     assert f"{python}.0" in requires, f"environment.yml 的 python={python} 不满足 requires-python {requires}"
 
 
-def test_dev_extra_is_notebook_plus_test():
+def test_dev_extra_is_notebook_test_instructor():
     extras = read_pyproject()["project"]["optional-dependencies"]
-    assert [Requirement(r).extras for r in extras["dev"]] == [{"notebook", "test"}], (
-        "dev extra 应当只是 toyllm[notebook,test]，这样 environment.yml 不用单独列它")
+    assert [Requirement(r).extras for r in extras["dev"]] == [{"notebook", "test", "instructor"}], (
+        "dev extra 应当只是 toyllm[notebook,test,instructor]，这样 environment.yml 不用单独列它")
 
 
 def test_parser_reads_a_small_example():

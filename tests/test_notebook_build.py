@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from toyllm import notebook_build as NB
-from toyllm.homework import build as HW
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,9 +55,8 @@ def _write_ipynb(path, cells, split_lines):
 # =============================================================================
 def test_both_builders_share_one_implementation():
     lecture = _lecture_builder()
-    assert HW.parse_source is NB.parse_source
-    assert lecture.build_notebook is NB.build_notebook and HW.build_notebook is NB.build_notebook
-    assert lecture.source_status is NB.source_status and HW.source_status is NB.source_status
+    assert lecture.build_notebook is NB.build_notebook
+    assert lecture.source_status is NB.source_status
 
 
 def test_parse_sample():
@@ -76,13 +74,13 @@ def test_lecture_and_homework_checks_agree_on_a_sample(tmp_path, monkeypatch, sp
     monkeypatch.setattr(lecture, "ROOT", tmp_path)
     monkeypatch.setattr(lecture, "NOTEBOOKS", out_dir)
 
-    assert lecture.check(src) and HW.check_sources(src_dir, out_dir)          # 还没有 .ipynb：都报告缺少
+    assert lecture.check(src)                                                 # 还没有 .ipynb：报告缺少
     _write_ipynb(out_dir / "sample.ipynb", SAMPLE_CELLS, split_lines)
     assert NB.notebook_cells(out_dir / "sample.ipynb") == SAMPLE_CELLS
-    assert lecture.check(src) == [] and HW.check_sources(src_dir, out_dir) == []
+    assert lecture.check(src) == []
     src.write_text(SAMPLE + "z = 3\n", encoding="utf-8")                       # 源文件改了：都报告不一致
     assert NB.source_status(src, out_dir / "sample.ipynb") == "stale"
-    assert "不一致" in lecture.check(src)[0] and "不一致" in HW.check_sources(src_dir, out_dir)[0]
+    assert "不一致" in lecture.check(src)[0]
 
 
 @pytest.mark.parametrize("src", sorted((ROOT / "notebooks" / "src").glob("*.py")), ids=lambda p: p.stem)
@@ -125,4 +123,4 @@ def test_output_problems():
         ["单元格 0：输出里有 'Glyph'", "单元格 0：输出里有 'missing from font'", "单元格 0：输出里有 'Warning'"]
     failed = _run_nb([_stream("✗ 不对")])
     assert NB.output_problems(failed) == []                                    # 讲课 notebook 不管 ✗
-    assert "检查没有通过" in NB.output_problems(failed, failed_marks=HW.FAILED_MARKS)[0]
+    assert "检查没有通过" in NB.output_problems(failed, failed_marks=("✗", "还没有实现"))[0]
