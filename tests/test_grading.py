@@ -58,7 +58,7 @@ def with_mistake(solution, cell_id, old, new):
     """教师的答案（一份 notebook dict）里，答案单元格 cell_id 的 old 换成 new（old 必须正好出现一次）。"""
     nb = json.loads(json.dumps(solution))
     cell = H.nbgrader_cells(nb)[cell_id]
-    src = H._text(cell["source"])
+    src = H.joined(cell["source"])
     assert src.count(old) == 1, f"{cell_id} 里找不到要换的代码 {old!r}（答案改过了？请同时改 MISTAKES）"
     cell["source"] = src.replace(old, new)
     return nb
@@ -110,7 +110,7 @@ def test_unfinished_work_runs_to_the_end(graded):
             assert H.crashed_cells(nb) == [], f"{a} 的 {student}：非评分单元格报错"
             assert all(c["execution_count"] for c in nb["cells"] if c["cell_type"] == "code"), f"{a} {student}"
             graded_cells = [c for c in H.nbgrader_cells(nb).values() if c["metadata"]["nbgrader"]["grade"]]
-            assert all("### BEGIN HIDDEN TESTS" in H._text(c["source"]) for c in graded_cells), \
+            assert all("### BEGIN HIDDEN TESTS" in H.joined(c["source"]) for c in graded_cells), \
                 "自动评分时隐藏测试应该被放回评分单元格"
 
 

@@ -35,7 +35,7 @@ MAINTAINER = ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "notebooks/homew
 
 
 def _src(cell):
-    return H._text(cell["source"])
+    return H.joined(cell["source"])
 
 
 def _instructor(a):
@@ -88,7 +88,7 @@ def test_instructor_notebook_structure(a):
         for out in c["outputs"]:
             assert out["output_type"] != "error" and out.get("name") != "stderr"
             assert H.WIDGET_VIEW not in out.get("data", {})
-            printed += H._text(out.get("text", ""))
+            printed += H.joined(out.get("text", ""))
     assert "✗" not in printed and "还没有实现" not in printed and "Warning" not in printed
     checks = sum(1 for c in code if _meta(c).get("grade"))
     assert printed.count("✓") >= checks >= 2

@@ -56,7 +56,8 @@ def _pick(names):
     return {a: n for a, n in known.items() if not names or a in names}
 
 
-def _text(x):
+def joined(x):
+    """notebook 文件里的源码或输出文字可能存成"一行一个字符串"的列表：合成一个字符串。"""
     return "".join(x) if isinstance(x, list) else x
 
 
@@ -172,7 +173,7 @@ def filled(student, instructor):
     answers = nbgrader_cells(instructor)
     for gid, cell in nbgrader_cells(nb).items():
         if cell["metadata"]["nbgrader"].get("solution"):
-            cell["source"] = _text(answers[gid]["source"])
+            cell["source"] = joined(answers[gid]["source"])
     return nb
 
 
@@ -185,6 +186,7 @@ def submit(course, student, assignment, name, nb):
 
 
 def read_nb(path):
+    """读一个 .ipynb（普通的 dict，不需要 nbformat）。"""
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
@@ -212,7 +214,7 @@ def crashed_cells(nb):
     for i, cell in enumerate(nb["cells"]):
         grade = cell.get("metadata", {}).get("nbgrader", {}).get("grade", False)
         if not grade and any(o.get("output_type") == "error" for o in cell.get("outputs", [])):
-            bad.append(f"单元格 {i}：{_text(cell['source'])[:80]!r}")
+            bad.append(f"单元格 {i}：{joined(cell['source'])[:80]!r}")
     return bad
 
 
