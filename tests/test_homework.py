@@ -53,10 +53,13 @@ def _meta(cell):
 def test_course_layout():
     assert H.assignments() == ASSIGNMENTS
     assert (COURSE / "nbgrader_config.py").is_file()
+    def listed(folder):                                   # JupyterLab 会建 .ipynb_checkpoints/，不算
+        return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+
     for a, name in ASSIGNMENTS.items():
-        assert [p.name for p in (COURSE / "source" / a).iterdir()] == [f"{name}.ipynb"], "source 里只放教师版"
-        assert [p.name for p in (COURSE / "release" / a).iterdir()] == [f"{name}.ipynb"]
-    assert sorted(p.name for p in (COURSE / "source").iterdir()) == sorted(ASSIGNMENTS)
+        assert listed(COURSE / "source" / a) == [f"{name}.ipynb"], "source/<作业>/ 里只放教师版（nbgrader 会把别的文件也发给学生）"
+        assert listed(COURSE / "release" / a) == [f"{name}.ipynb"]
+    assert listed(COURSE / "source") == sorted(ASSIGNMENTS)
 
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)
