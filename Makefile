@@ -2,7 +2,8 @@
 #   make lab        打开 JupyterLab（根目录是仓库，先打开 notebooks/00_quickstart.ipynb；讲义链接 ../lectures/ 也能点开）
 #   make test       运行全部测试：tests/ 里的 pytest + notebooks/ 的 nbval（严格比对输出）
 #   make demo       python -m toyllm
-#   make homework   python -m toyllm.homework release
+#   make homework   改了 notebooks/homework/src/*.py 以后：重新生成作业的教师版（运行并保存输出）和学生版（nbgrader）
+#   make grade      教师用：在临时文件夹里用 nbgrader 生成作业、自动评分、生成反馈，打印分数表
 #   make bench      python -m toyllm bench，再打印 import toyllm 的用时（tools/bench_import.py）
 #   make notebooks  由 notebooks/src/*.py 重新生成并运行讲课 notebook（tools/build_notebooks.py，jupytext + nbclient）
 #   make figures    重新计算讲义的图、表格和数字（tools/make_lecture_figures.py）
@@ -16,7 +17,7 @@ PYTEST_ARGS ?=
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab test demo homework bench notebooks figures venv clean-venv
+.PHONY: lab test demo homework grade bench notebooks figures venv clean-venv
 
 # 虚拟环境：pyproject.toml 比 stamp 新（依赖变了）或 .venv 里的 python 不能运行时，重新安装。
 $(STAMP): pyproject.toml
@@ -45,7 +46,11 @@ demo: $(STAMP)
 	$(VPY) -m toyllm
 
 homework: $(STAMP)
-	$(VPY) -m toyllm.homework release
+	$(VPY) tools/homework.py build
+	$(VPY) tools/homework.py release
+
+grade: $(STAMP)
+	$(VPY) tools/homework.py grade
 
 bench: $(STAMP)
 	$(VPY) -m toyllm bench

@@ -32,7 +32,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "homework" / "source" / "hw3_grpo.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "homework" / "source" / "hw3" / "hw3_grpo.ipynb"
 ARTIFACTS = ROOT / "artifacts"
 SCREENSHOT = ARTIFACTS / "browser_hw3_grpo.png"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -36,11 +36,11 @@ def read_pyproject():
 
 
 def pyproject_deps():
-    """pyproject 的运行时 + notebook + test + build 依赖，返回 {conda 名: SpecifierSet}。"""
+    """pyproject 的运行时 + notebook + test + build + instructor 依赖，返回 {conda 名: SpecifierSet}。"""
     project = read_pyproject()["project"]
     extras = project["optional-dependencies"]
     deps = {}
-    for line in project["dependencies"] + extras["notebook"] + extras["test"] + extras["build"]:
+    for line in project["dependencies"] + extras["notebook"] + extras["test"] + extras["build"] + extras["instructor"]:
         req = Requirement(line)
         name = req.name.lower()
         deps[CONDA_NAMES.get(name, name)] = req.specifier
@@ -119,18 +119,19 @@ def test_python_version_satisfies_requires_python(env):
     assert f"{python}.0" in requires, f"environment.yml 的 python={python} 不满足 requires-python {requires}"
 
 
-def test_dev_extra_is_notebook_plus_test_plus_build():
+def test_dev_extra_is_notebook_test_build_instructor():
     extras = read_pyproject()["project"]["optional-dependencies"]
-    assert [Requirement(r).extras for r in extras["dev"]] == [{"notebook", "test", "build"}], (
-        "dev extra 应当只是 toyllm[notebook,test,build]，这样 environment.yml 不用单独列它")
+    assert [Requirement(r).extras for r in extras["dev"]] == [{"notebook", "test", "build", "instructor"}], (
+        "dev extra 应当只是 toyllm[notebook,test,build,instructor]，这样 environment.yml 不用单独列它")
 
 
 def test_tooling_stays_out_of_the_runtime_dependencies():
-    """生成 notebook、字体子集的工具（tools/）只在 build extra 里；学生装的运行时依赖不带它们。"""
+    """生成 notebook、字体子集的工具（tools/）和 nbgrader 只在 build / instructor extra 里；学生装的运行时依赖不带它们。"""
     project = read_pyproject()["project"]
     runtime = {Requirement(r).name.lower() for r in project["dependencies"]}
-    build = {Requirement(r).name.lower() for r in project["optional-dependencies"]["build"]}
-    assert {"jupytext", "nbclient", "nbformat"} <= build and not runtime & build
+    extras = project["optional-dependencies"]
+    tooling = {Requirement(r).name.lower() for r in extras["build"] + extras["instructor"]}
+    assert {"jupytext", "nbclient", "nbformat", "nbgrader"} <= tooling and not runtime & tooling
 
 
 def test_parser_reads_a_small_example():

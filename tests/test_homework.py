@@ -1,189 +1,83 @@
 """
-作业 notebook：学生版由教师版生成且和提交的文件一致（不一致时失败）、答案被换成桩、输出被清空；
-教师版的结构（开头、小结、试一试、检查全部通过、小部件单元格不比较输出）。
+作业（nbgrader 课程 notebooks/homework/）的静态检查，不启动内核：
+
+    · 教师版 source/hwN/*.ipynb 和它的文字源 src/*.py 一致（jupytext 读出来的单元格、id、nbgrader 元数据）；
+    · nbgrader 元数据齐全：答案单元格、带分数和隐藏测试的评分单元格、只读的开头和任务说明；
+    · 开头单元格写明每个任务的分数，和评分单元格的分数一致，合计 10 分；
+    · 学生版里没有答案、没有隐藏测试、没有维护者用的路径，答案换成了桩，输出清空；
+    · 讲义等链接从教师版和学生版的位置都能打开，而且正文写出了文件在仓库里的路径；
+    · 作业三「试一试」里依赖「优势」下拉框的一步说了要选哪个实现。
+
+学生版是不是 nbgrader 重新生成的结果、评分对不对，见 tests/test_grading.py（要运行 nbgrader）。
 """
 
 import ast
+import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from toyllm.homework import release as R
-from toyllm.homework.__main__ import main as homework_main
-from toyllm.homework.build import check_sources, parse_source
-from toyllm.homework.release import (ReleaseError, check_release, count_solutions, notebook_bytes, release_all,
-                                     release_bytes, release_notebook, strip_solutions)
-
 ROOT = Path(__file__).resolve().parent.parent
-HOMEWORK = ROOT / "notebooks" / "homework"
-NAMES = ["hw1_gradient", "hw2_sft_eval", "hw3_grpo"]
-TITLES = {"hw1_gradient": "# 作业一 · 梯度", "hw2_sft_eval": "# 作业二 · SFT 与评估", "hw3_grpo": "# 作业三 · GRPO"}
-STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+_spec = importlib.util.spec_from_file_location("homework_tools", ROOT / "tools" / "homework.py")
+H = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(H)
 
-
-def _nb(path):
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+COURSE = ROOT / "notebooks" / "homework"
+ASSIGNMENTS = {"hw1": "hw1_gradient", "hw2": "hw2_sft_eval", "hw3": "hw3_grpo"}
+TITLES = {"hw1": "# 作业一 · 梯度", "hw2": "# 作业二 · SFT 与评估", "hw3": "# 作业三 · GRPO"}
+STUB = re.compile(r"# YOUR CODE HERE\n\s*raise NotImplementedError\(\)")
+TOTAL = 10
+MAINTAINER = ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "notebooks/homework/source", "source/hw",
+              "tools/homework", "nbgrader_config", "/work/", "toyllm.homework build", "homework/src")
+"""学生版里不能出现的字样：答案和隐藏测试的标记、维护者用的路径和命令。"""
 
 
 def _src(cell):
-    s = cell["source"]
-    return "".join(s) if isinstance(s, list) else s
+    return H.joined(cell["source"])
 
 
-# =============================================================================
-# 去掉答案（一个单元格）
-# =============================================================================
-def test_strip_keeps_indentation_and_surroundings():
-    src = "def f(x):\n    y = 1\n    ### BEGIN SOLUTION\n    return x + y\n    ### END SOLUTION\n\nprint(f)"
-    out, replaced = strip_solutions(src)
-    assert replaced
-    assert out == "def f(x):\n    y = 1\n    # YOUR CODE HERE\n    raise NotImplementedError()\n\nprint(f)"
+def _instructor(a):
+    return H.read_nb(COURSE / "source" / a / f"{ASSIGNMENTS[a]}.ipynb")
 
 
-def test_strip_several_regions_and_top_level():
-    src = "### BEGIN SOLUTION\na = 1\n### END SOLUTION\nb = 2\nif b:\n\t### BEGIN SOLUTION\n\tc = 3\n\t### END SOLUTION"
-    out, _ = strip_solutions(src)
-    assert out == f"{STUB}\nb = 2\nif b:\n\t# YOUR CODE HERE\n\traise NotImplementedError()"
+def _student(a):
+    return H.read_nb(COURSE / "release" / a / f"{ASSIGNMENTS[a]}.ipynb")
 
 
-def test_strip_markdown_and_untouched_cells():
-    assert strip_solutions("答：\n=== BEGIN SOLUTION\n因为……\n=== END SOLUTION", "markdown")[0] == "答：\nYOUR ANSWER HERE"
-    assert strip_solutions("x = 1\n# 普通注释", "code") == ("x = 1\n# 普通注释", False)
+def _meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {})
 
 
-@pytest.mark.parametrize("src, message", [
-    ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "又出现了 BEGIN SOLUTION"),
-    ("x = 1\n### END SOLUTION", "前面没有 BEGIN SOLUTION"),
-    ("x = 1\n  ### BEGIN SOLUTION\nx = 2", "没有对应的 END SOLUTION"),
-])
-def test_unbalanced_markers_are_errors(src, message):
-    with pytest.raises(ReleaseError, match=message):
-        strip_solutions(src, where="测试单元格")
+def test_course_layout():
+    assert H.assignments() == ASSIGNMENTS
+    assert (COURSE / "nbgrader_config.py").is_file()
+    def listed(folder):                                   # JupyterLab 会建 .ipynb_checkpoints/，不算
+        return sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+
+    for a, name in ASSIGNMENTS.items():
+        assert listed(COURSE / "source" / a) == [f"{name}.ipynb"], "source/<作业>/ 里只放教师版（nbgrader 会把别的文件也发给学生）"
+        assert listed(COURSE / "release" / a) == [f"{name}.ipynb"]
+    assert listed(COURSE / "source") == sorted(ASSIGNMENTS)
 
 
-def test_strip_rejects_bad_arguments():
-    with pytest.raises(TypeError, match="source"):
-        strip_solutions(["x"])
-    with pytest.raises(ValueError, match="cell_type"):
-        strip_solutions("x", "python")
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_instructor_notebook_matches_its_text_source(a):
+    """教师版的单元格和 src/*.py 一致；否则请运行 python tools/homework.py build（再 release）。"""
+    pytest.importorskip("jupytext", reason="需要教师工具：pip install -e '.[instructor]'")
+    want = H.read_source(ASSIGNMENTS[a])
+    got = _instructor(a)
+    assert [(c["cell_type"], c["id"], _src(c), _meta(c)) for c in got["cells"]] == \
+        [(c.cell_type, c.id, c.source, dict(c.metadata.get("nbgrader", {}))) for c in want.cells], \
+        f"{a} 的教师版和 src/{ASSIGNMENTS[a]}.py 不一致：请运行 python tools/homework.py build {a}"
 
 
-# =============================================================================
-# 一个 notebook
-# =============================================================================
-def _toy_notebook():
-    return {
-        "nbformat": 4, "nbformat_minor": 5,
-        "metadata": {"kernelspec": {"name": "python3"}, "widgets": {"state": {}}},
-        "cells": [
-            {"cell_type": "markdown", "id": "a", "metadata": {}, "source": "# 标题"},
-            {"cell_type": "code", "id": "b", "metadata": {"execution": {"t": 1}, "tags": ["keep"]},
-             "execution_count": 3, "source": ["def f():\n", "    ### BEGIN SOLUTION\n", "    return 1\n",
-                                              "    ### END SOLUTION\n"],
-             "outputs": [{"output_type": "stream", "name": "stdout", "text": "1\n"}]},
-        ],
-    }
-
-
-def test_release_notebook_clears_outputs_and_metadata():
-    nb = _toy_notebook()
-    before = json.dumps(nb, sort_keys=True)
-    out = release_notebook(nb, "toy")
-    assert json.dumps(nb, sort_keys=True) == before                       # 不修改传进来的 notebook
-    code = out["cells"][1]
-    assert code["outputs"] == [] and code["execution_count"] is None
-    assert code["metadata"] == {"tags": ["keep"]}
-    assert "widgets" not in out["metadata"] and out["metadata"]["kernelspec"] == {"name": "python3"}
-    assert "".join(code["source"]) == "def f():\n    # YOUR CODE HERE\n    raise NotImplementedError()\n"
-    assert notebook_bytes(out) == notebook_bytes(release_notebook(nb, "toy"))
-    assert notebook_bytes(out).endswith(b"}\n")
-
-
-def test_release_rejects_non_notebooks(tmp_path):
-    with pytest.raises(ReleaseError, match="nbformat 4"):
-        release_notebook({"cells": []}, "x")
-    bad = tmp_path / "bad.ipynb"
-    bad.write_text("{not json", encoding="utf-8")
-    with pytest.raises(ReleaseError, match="不是合法的 JSON"):
-        release_bytes(bad)
-
-
-def test_release_all_and_check_in_a_temporary_folder(tmp_path):
-    src, rel = tmp_path / "source", tmp_path / "release"
-    src.mkdir()
-    (src / "a.ipynb").write_text(json.dumps(_toy_notebook()), encoding="utf-8")
-    assert check_release(src, rel) == ["缺少学生版 a.ipynb；请运行 python -m toyllm.homework release"]
-    assert [changed for _, changed in release_all(src, rel)] == [True]
-    assert [changed for _, changed in release_all(src, rel)] == [False]          # 第二次没有改动
-    assert check_release(src, rel) == []
-    (rel / "a.ipynb").write_text((rel / "a.ipynb").read_text(encoding="utf-8").replace("YOUR CODE", "MY CODE"),
-                                 encoding="utf-8")
-    assert "不一致" in check_release(src, rel)[0]
-    (rel / "stray.ipynb").write_text("{}", encoding="utf-8")
-    assert any("stray.ipynb 没有对应的教师版" in p for p in check_release(src, rel))
-    with pytest.raises(FileNotFoundError, match="找不到"):
-        release_all(tmp_path / "nowhere", rel)
-
-
-def test_broken_source_writes_nothing(tmp_path):
-    src, rel = tmp_path / "source", tmp_path / "release"
-    src.mkdir()
-    nb = _toy_notebook()
-    (src / "a.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    nb["cells"][1]["source"] = ["### BEGIN SOLUTION\n", "x = 1\n"]
-    (src / "b.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    with pytest.raises(ReleaseError, match="b.ipynb"):
-        release_all(src, rel)
-    assert not rel.exists() or not list(rel.iterdir())
-
-
-# =============================================================================
-# 仓库里的作业
-# =============================================================================
-def test_committed_student_versions_are_in_step():
-    """提交的学生版必须等于由教师版重新生成的结果；否则请运行 python -m toyllm.homework release。"""
-    assert sorted(p.stem for p in R.SOURCE_DIR.glob("*.ipynb")) == NAMES
-    assert check_release() == []
-
-
-def test_instructor_notebooks_match_their_sources():
-    """教师版的单元格和 notebooks/homework/src/*.py 一致；否则请运行 python -m toyllm.homework build。"""
-    assert sorted(p.stem for p in (HOMEWORK / "src").glob("*.py")) == NAMES
-    assert check_sources() == []
-
-
-def test_check_command_exit_code(capsys):
-    assert homework_main(["check"]) == 0
-    assert "✓" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_student_version_has_stubs_and_no_solutions(name):
-    source, student = _nb(R.SOURCE_DIR / f"{name}.ipynb"), _nb(R.RELEASE_DIR / f"{name}.ipynb")
-    n = count_solutions(source)
-    assert n >= 2
-    text = "\n".join(_src(c) for c in student["cells"])
-    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
-    code = "\n".join(_src(c) for c in student["cells"] if c["cell_type"] == "code")
-    assert code.count("raise NotImplementedError()") == n
-    assert code.count("# YOUR CODE HERE") == n
-    for cell in student["cells"]:
-        if cell["cell_type"] == "code":
-            assert cell["outputs"] == [] and cell["execution_count"] is None
-            ast.parse(_src(cell))                                                 # 换成桩以后仍是合法的 Python
-    assert len(student["cells"]) == len(source["cells"])
-    assert "widgets" not in student["metadata"]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_instructor_notebook_structure(name):
-    cells = _nb(R.SOURCE_DIR / f"{name}.ipynb")["cells"]
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_instructor_notebook_structure(a):
+    cells = _instructor(a)["cells"]
     head = _src(cells[0])
-    assert cells[0]["cell_type"] == "markdown" and head.startswith(TITLES[name] + "\n")
-    assert "你将练习" in head and "../../../lectures/lecture06_scaling_rl.md" in head
-    assert (R.SOURCE_DIR / "../../../lectures/lecture06_scaling_rl.md").resolve().is_file()
+    assert cells[0]["cell_type"] == "markdown" and head.startswith(TITLES[a] + "\n") and "你将练习" in head
     last = _src([c for c in cells if c["cell_type"] == "markdown"][-1])
     assert "## 小结" in last and "## 试一试" in last
     run = 0
@@ -196,25 +90,121 @@ def test_instructor_notebook_structure(name):
     for c in code:
         for out in c["outputs"]:
             assert out["output_type"] != "error" and out.get("name") != "stderr"
-            assert "application/vnd.jupyter.widget-view+json" not in out.get("data", {})
-            text = out.get("text", "")
-            printed += "".join(text) if isinstance(text, list) else text
+            assert H.WIDGET_VIEW not in out.get("data", {})
+            printed += H.joined(out.get("text", ""))
     assert "✗" not in printed and "还没有实现" not in printed and "Warning" not in printed
-    checks = sum(1 for c in code if re.search(r"= check_\w+\(", _src(c)))
+    checks = sum(1 for c in code if _meta(c).get("grade"))
     assert printed.count("✓") >= checks >= 2
     for c in code:
-        src = _src(c)
-        if "dashboard(" in src and "import" in src.split("dashboard(")[0]:
-            assert src.startswith("# NBVAL_IGNORE_OUTPUT"), "小部件单元格的输出不能稳定比较"
-    assert any(_src(c).startswith("# NBVAL_IGNORE_OUTPUT") and "dashboard(" in _src(c) for c in code)
+        if "dashboard(" in _src(c) and "import" in _src(c).split("dashboard(")[0]:
+            assert _src(c).startswith("# NBVAL_IGNORE_OUTPUT"), "小部件单元格的输出不能稳定比较"
 
 
-def test_parse_source_rejects_bad_markers():
-    assert parse_source("说明\n# %% [markdown]\n# # 标题\n#\n# 文字\n# %%\nx = 1\n\n") == \
-        [("markdown", "# 标题\n\n文字"), ("code", "x = 1")]
-    with pytest.raises(ValueError, match="不认识的单元格标记"):
-        parse_source("# %% [raw]\nx")
-    with pytest.raises(ValueError, match="要以 '# ' 开头"):
-        parse_source("# %% [markdown]\n没有井号")
-    with pytest.raises(ValueError, match="没有任何单元格"):
-        parse_source("x = 1")
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_nbgrader_metadata(a):
+    cells = _instructor(a)["cells"]
+    gids = [_meta(c)["grade_id"] for c in cells if _meta(c)]
+    assert len(gids) == len(set(gids)), "grade_id 不能重复"
+    assert _meta(cells[0]).get("locked"), "开头（分数说明）是只读的"
+    setup = [c for c in cells if c["cell_type"] == "code"][0]
+    assert _meta(setup).get("locked") and "import" in _src(setup), "第一个代码单元格（导入）是只读的"
+    solutions = [c for c in cells if _meta(c).get("solution")]
+    assert len(solutions) >= 2
+    for i, cell in enumerate(cells):
+        m, src = _meta(cell), _src(cell)
+        assert ("### BEGIN SOLUTION" in src) == bool(m.get("solution")), f"单元格 {i}：答案标记只能在答案单元格里"
+        assert ("### BEGIN HIDDEN TESTS" in src) == bool(m.get("grade")), f"单元格 {i}：评分单元格都有隐藏测试"
+        if m.get("solution"):
+            assert not m.get("grade") and not m.get("locked")
+            fn = re.match(r"def (\w+)\(", src).group(1)
+            assert m["grade_id"] == fn
+            task = [c for c in cells[:i] if c["cell_type"] == "markdown"][-1]
+            assert _meta(task).get("locked") and f"`{fn}(" in _src(task), "任务说明是只读的，写明函数名"
+            grade = next(c for c in cells[i + 1:] if c["cell_type"] == "code")
+            assert _meta(grade).get("grade"), f"{fn} 后面的第一个代码单元格应该是它的评分单元格"
+        if m.get("grade"):
+            assert m.get("locked") and m["points"] > 0
+            visible, hidden = src.split("### BEGIN HIDDEN TESTS\n")
+            var, check, fn = re.fullmatch(r"(ok_\w+) = (check_\w+)\((\w+)\)\n", visible).groups()
+            assert m["grade_id"] == f"check_{fn}"
+            assert hidden.startswith(f"assert {var}.ok") and hidden.endswith("### END HIDDEN TESTS")
+
+
+def _points_in_text(head):
+    return {fn: int(n) for fn, n in re.findall(r"^\| [^|]+ \| `(\w+)` \| (\d+) \|$", head, re.M)}
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_points_are_stated_in_the_opening_cell(a):
+    nb = _instructor(a)
+    head = _src(nb["cells"][0])
+    stated = _points_in_text(head)
+    graded = {c["metadata"]["nbgrader"]["grade_id"].removeprefix("check_"): p for c in nb["cells"]
+              for p in [_meta(c).get("points")] if _meta(c).get("grade")}
+    assert stated == graded, f"开头写的分数 {stated} 和评分单元格的分数 {graded} 不一致"
+    assert sum(graded.values()) == TOTAL
+    assert f"共 {TOTAL} 分" in head and f"| **合计** | | **{TOTAL}** |" in head
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_student_version_has_no_answers_hidden_tests_or_maintainer_paths(a):
+    source, student = _instructor(a), _student(a)
+    assert [c["id"] for c in student["cells"]] == [c["id"] for c in source["cells"]]
+    text = "\n".join(_src(c) for c in student["cells"])
+    for word in MAINTAINER:
+        assert word not in text, f"学生版里有 {word!r}"
+    answers = "\n".join(re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", "\n".join(
+        _src(c) for c in source["cells"]), re.S))
+    code = "\n".join(_src(c) for c in student["cells"] if c["cell_type"] == "code")
+    elsewhere = "\n".join(_src(c) for c in source["cells"] if c["cell_type"] == "code" and not _meta(c).get("solution"))
+    leaked = [line.strip() for line in answers.splitlines()
+              if len(line.strip()) >= 12 and line.strip() in code and line.strip() not in elsewhere]
+    assert leaked == [], f"学生版里有答案的代码：{leaked}"
+    assert "assert ok_" not in code
+    solutions = [c for c in student["cells"] if _meta(c).get("solution")]
+    assert solutions and all(STUB.search(_src(c)) for c in solutions)
+    for cell in solutions:                                    # 答案区（连同标记）换成和它缩进相同的两行桩，别的不变
+        original = _src(H.nbgrader_cells(source)[_meta(cell)["grade_id"]])
+        assert _src(cell) == re.sub(r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION",
+                                    r"\1# YOUR CODE HERE\n\1raise NotImplementedError()", original, flags=re.S)
+    assert code.count("raise NotImplementedError()") == len(solutions)
+    for cell in student["cells"]:
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [] and cell["execution_count"] is None
+            ast.parse(_src(cell))                                                 # 换成桩以后仍是合法的 Python
+        if _meta(cell).get("locked"):
+            assert cell["metadata"].get("editable") is False, "只读单元格在学生版里不能编辑"
+    assert "widgets" not in student["metadata"]
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("where", ["source", "release"])
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_links_work_and_name_the_file(a, where):
+    """相对链接从 notebook 所在的文件夹能打开；正文还写出了仓库里的路径（在别处打开 notebook 时照着找）。"""
+    path = COURSE / where / a / f"{ASSIGNMENTS[a]}.ipynb"
+    links = 0
+    for cell in H.read_nb(path)["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        for target in LINK.findall(_src(cell)):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            links += 1
+            file = (path.parent / target.split("#")[0]).resolve()
+            assert file.is_file(), f"{path.relative_to(ROOT)} 的链接 {target} 打不开"
+            assert f"`{file.relative_to(ROOT).as_posix()}`" in _src(cell), f"正文要写出 {target} 在仓库里的路径"
+    assert links >= 1
+
+
+def test_hw3_try_it_says_which_implementation_to_choose():
+    last = _src([c for c in _student("hw3")["cells"] if c["cell_type"] == "markdown"][-1])
+    steps = [s for s in last.split("## 试一试")[1].split("\n") if re.match(r"\d\. ", s)]
+    uses_dropdown = [i for i, s in enumerate(steps) if "「优势」" in s]
+    assert uses_dropdown, "试一试里应该有一步用到「优势」下拉框"
+    block = last.split("## 试一试")[1]
+    for i in uses_dropdown:
+        item = block.split(f"{i + 1}. ")[1].split(f"\n{i + 2}. ")[0]
+        assert "「包里的」" in item, "用到「优势」下拉框的一步要说先选包里的实现"

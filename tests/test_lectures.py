@@ -35,7 +35,7 @@ SCRIPT = ROOT / "tools" / "make_lecture_figures.py"
 
 NOTEBOOKS = ("00_quickstart", "01_toyllm_recap", "02_gradient", "03_sft_star", "04_evaluation",
              "05_policy_gradient_grpo", "06_ppo_kl_dapo", "07_scaling")
-HOMEWORK = ("hw1_gradient", "hw2_sft_eval", "hw3_grpo")      # 学生版在 notebooks/homework/release/
+HOMEWORK = ("hw1_gradient", "hw2_sft_eval", "hw3_grpo")      # 学生版在 notebooks/homework/release/hwN/
 
 
 def _text(path):
@@ -195,7 +195,7 @@ def test_lecture06_links_every_notebook_and_each_section_names_its_tools():
     for nb in NOTEBOOKS:
         assert f"../notebooks/{nb}.ipynb" in text, f"第 6 讲没有链接 notebooks/{nb}.ipynb"
     for hw in HOMEWORK:
-        assert f"../notebooks/homework/release/{hw}.ipynb" in text, f"第 6 讲没有链接作业 {hw}"
+        assert f"../notebooks/homework/release/{hw.split('_')[0]}/{hw}.ipynb" in text, f"第 6 讲没有链接作业 {hw}"
     sections = re.split(r"\n## ", text)[1:]
     titles = [s.split("\n", 1)[0] for s in sections]
     assert [t.split(".")[0] for t in titles] == [str(i) for i in range(1, 12)], titles

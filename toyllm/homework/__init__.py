@@ -1,9 +1,10 @@
 """
-作业：三份带自动检查的作业 notebook，教师版和学生版。
+作业：三份带自动检查的作业 notebook（第 6 讲的梯度、SFT 与评估、GRPO）。
 
-    notebooks/homework/source/   教师版（答案写在 ### BEGIN SOLUTION / ### END SOLUTION 之间）
-    notebooks/homework/release/  学生版（由 python -m toyllm.homework release 生成，不要手改）
+    notebooks/homework/release/hw1/hw1_gradient.ipynb 等   学生版：打开就能做
+    notebooks/homework/source/hw1/hw1_gradient.ipynb 等    教师版（含答案和隐藏测试），nbgrader 课程的 source
 
-· toyllm.homework.checks：作业里"检查"单元格调用的检查函数，打印 ✓ / ✗ 和提示，从不抛出异常；
-· toyllm.homework.release：由教师版生成学生版（nbgrader 的约定）。
+· toyllm.homework.checks：作业里"检查"单元格调用的检查函数，打印 ✓ / ✗ 和中文提示，从不抛出异常；
+  每个检查返回一个 CheckResult（通过时 .ok 为 True），nbgrader 的隐藏测试就断言它。
+  生成学生版、评分用的是 nbgrader（教师工具，pip install -e '.[instructor]'），见 tools/homework.py。
 """

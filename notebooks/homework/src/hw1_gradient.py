@@ -1,7 +1,4 @@
-# 作业一（教师版）的源文件：python -m toyllm.homework build hw1_gradient 生成 notebooks/homework/source/hw1_gradient.ipynb。
-# 答案写在 ### BEGIN SOLUTION / ### END SOLUTION 之间；学生版由 python -m toyllm.homework release 生成。
-
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw1-intro", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # # 作业一 · 梯度
 #
 # **你将练习**
@@ -10,7 +7,18 @@
 # - 用**有限差分**检查自己的梯度，再用包里算出的**精确梯度**检查 REINFORCE 的采样估计；
 # - 用控制面板看：基线（baseline）什么时候让梯度估计的方差变小，什么时候反而变大。
 #
-# 对应讲义：[第 6 讲 · 规模与强化学习](../../../lectures/lecture06_scaling_rl.md) 的「梯度推导」和「策略梯度」两节。
+# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）的「梯度推导」和「策略梯度」两节。
+#
+# **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
+#
+# | 任务 | 要写的函数 | 分数 |
+# | --- | --- | --- |
+# | 任务 1（第一部分） | `grad_log_softmax` | 4 |
+# | 任务 2（第二部分） | `solution_grad` | 6 |
+# | **合计** | | **10** |
+#
+# 任务 2 会调用你在任务 1 写的 `grad_log_softmax`，所以先把任务 1 做对。第三、四部分没有要写的代码，不计分。
 #
 # **怎么做这份作业**：找到写着 `# YOUR CODE HERE` 的地方，把下面的 `raise NotImplementedError()` 换成你的代码，
 # 然后运行紧跟着的「检查」单元格：✓ 表示通过，✗ 会告诉你哪里可能错了。
@@ -19,7 +27,7 @@
 # %% [markdown]
 # 先导入要用的东西。所有模型、题目和参考答案都来自 `toyllm` 包；`use_chinese_font()` 让图里的中文正常显示。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "hw1-setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import random
 
 import numpy as np
@@ -36,7 +44,8 @@ use_chinese_font()
 model = TrainableLLM(1e9)
 print(f"模型：{model.name}（{type(model).__name__}），情境一共 {len(CONTEXTS)} 种，参数 model.params 的形状 {model.params.shape}")
 
-# %% [markdown]
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw1-task1", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## 第一部分：一步的梯度
 #
 # 模型在情境 $c$ 下的三个 logits 是 $z = (z_\text{correct}, z_\text{bug}, z_\text{careless})$，选做法 $a$ 的概率是
@@ -48,7 +57,7 @@ print(f"模型：{model.name}（{type(model).__name__}），情境一共 {len(CO
 # **任务 1**：实现 `grad_log_softmax(logits, action)`，返回这个向量（长度和 `logits` 相同，不要把 3 写死）。
 # 提示：算 softmax 时先减去最大的 logit，`exp` 才不会溢出。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "grad_log_softmax", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def grad_log_softmax(logits, action):
     """log softmax(logits)[action] 对每个 logit 的导数：一个和 logits 一样长的 numpy 数组。"""
     ### BEGIN SOLUTION
@@ -64,8 +73,11 @@ def grad_log_softmax(logits, action):
 # %% [markdown]
 # **检查**：下面的单元格用 8 组 logits 试你的函数（有 2 个、5 个做法的，也有大到 800 的 logits）。
 
-# %%
+# %% nbgrader={"grade": true, "grade_id": "check_grad_log_softmax", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 ok_step = check_grad_log_softmax(grad_log_softmax)
+### BEGIN HIDDEN TESTS
+assert ok_step.ok, "grad_log_softmax 没有通过检查（提示见上面的输出）"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # 公式对不对，最可靠的检查是**有限差分**：不用任何公式，把一个 logit 挪一点点 $h$，看 $\log \pi_a$ 变了多少，
@@ -117,12 +129,13 @@ print("每一步的做法  ", list(sample.procs))
 for key, action in step_records(problem, sample):
     print(f"  情境 {pad(CONTEXT_NAMES[key], 24)} 做法下标 {action}")
 
-# %% [markdown]
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw1-task2", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # **任务 2**：实现 `solution_grad(model, problem, sample)`，返回形状 `(12, 3)` 的数组，第 `i` 行对应 `CONTEXTS[i]`。
 # 可以用：`step_records(problem, sample)`、`model.context_logits(key)`（这个情境下的 3 个 logits）、
 # `CONTEXT_INDEX[key]`（情境在第几行），以及你在任务 1 里写的 `grad_log_softmax`。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "solution_grad", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def solution_grad(model, problem, sample):
     """一份解答的 log 概率对全部 Δ 的梯度，形状 (12, 3)。"""
     ### BEGIN SOLUTION
@@ -136,8 +149,11 @@ def solution_grad(model, problem, sample):
 # %% [markdown]
 # **检查**：用 14 份解答（有做对的，也有中途写错的）和逐步累加的参考答案比较。
 
-# %%
+# %% nbgrader={"grade": true, "grade_id": "check_solution_grad", "locked": true, "points": 6, "schema_version": 3, "solution": false, "task": false}
 ok_solution = check_solution_grad(solution_grad)
+### BEGIN HIDDEN TESTS
+assert ok_solution.ok, "solution_grad 没有通过检查（提示见上面的输出）"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # 再用有限差分检查一次，这次挪动的是模型的参数 $\Delta$ 本身：`log_prob_of_sample(params)` 把参数换成 `params`，
@@ -158,6 +174,7 @@ if ok_solution:
     print("最大差异小于 1e-8：  ", check.max_abs_diff < 1e-8)
 else:
     print("（solution_grad 还没有通过检查）")
+
 
 # %% [markdown]
 # ## 第三部分：和精确梯度比较

@@ -1,7 +1,4 @@
-# 作业二（教师版）的源文件：python -m toyllm.homework build hw2_sft_eval 生成 notebooks/homework/source/hw2_sft_eval.ipynb。
-# 答案写在 ### BEGIN SOLUTION / ### END SOLUTION 之间；学生版由 python -m toyllm.homework release 生成。
-
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw2-intro", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # # 作业二 · SFT 与评估
 #
 # **你将练习**
@@ -10,8 +7,19 @@
 # - 实现一轮**拒绝采样微调**（STaR 不带"合理化"的一轮）：让模型自己做题，只留做对的解答，在上面做 SFT；
 # - 和包里的实现（`toyllm.estimators.pass_at_k`、`toyllm.imitation`）逐个比较，再连做几轮，看 pass@1 怎么涨。
 #
-# 对应讲义：[第 6 讲 · 规模与强化学习](../../../lectures/lecture06_scaling_rl.md) 的「评估：pass@k」和
+# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）的「评估：pass@k」和
 # 「SFT、STaR 与拒绝采样」两节。
+#
+# **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
+#
+# | 任务 | 要写的函数 | 分数 |
+# | --- | --- | --- |
+# | 任务 1（第一部分） | `pass_at_k_unbiased` | 4 |
+# | 任务 2（第二部分） | `rejection_sampling_round` | 6 |
+# | **合计** | | **10** |
+#
+# 第三部分没有要写的代码，不计分。
 #
 # **怎么做这份作业**：把 `# YOUR CODE HERE` 下面的 `raise NotImplementedError()` 换成你的代码，运行紧跟着的「检查」单元格。
 # 没做完也可以从头运行到尾，没实现的地方会显示「还没有实现」。
@@ -19,7 +27,7 @@
 # %% [markdown]
 # 先导入要用的东西。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "hw2-setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import math
 import random
 
@@ -36,7 +44,8 @@ from toyllm.sampler import sample_rollouts
 
 print("画图用的中文字体：", use_chinese_font())
 
-# %% [markdown]
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw2-task1", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## 第一部分：pass@k 的无偏估计
 #
 # 对一道题采样 $n$ 份解答，其中 $c$ 份做对。pass@k 问的是：**随便挑 $k$ 份，至少有一份做对**的概率。
@@ -49,7 +58,7 @@ print("画图用的中文字体：", use_chinese_font())
 #
 # **任务 1**：实现 `pass_at_k_unbiased(n, c, k)`。可以用 `math.comb`；$n$ 很大时不要算阶乘（会溢出）。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "pass_at_k_unbiased", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def pass_at_k_unbiased(n, c, k):
     """n 份里 c 份做对，随便挑 k 份至少一份对的概率（pass@k 的无偏估计）。"""
     ### BEGIN SOLUTION
@@ -62,8 +71,11 @@ def pass_at_k_unbiased(n, c, k):
 # %% [markdown]
 # **检查**：238 组 $(n, c, k)$，包括 $n-c<k$、$c=0$ 和 $n=1000$。
 
-# %%
+# %% nbgrader={"grade": true, "grade_id": "check_pass_at_k_unbiased", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 ok_passk = check_pass_at_k(pass_at_k_unbiased)
+### BEGIN HIDDEN TESTS
+assert ok_passk.ok, "pass_at_k_unbiased 没有通过检查（提示见上面的输出）"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # 现在拿真实的样本算一算。1B 模型在 100 道题上每题采样 $n=16$ 份，比较四个数：
@@ -97,7 +109,8 @@ from toyllm.widgets import passk_dashboard
 
 passk_dashboard(n=8, pass_at_k_fn=pass_at_k_unbiased if ok_passk else None)
 
-# %% [markdown]
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw2-task2", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## 第二部分：一轮拒绝采样微调
 #
 # SFT（监督微调）让模型"更像"一批示范解答：最大化 $\sum \log \pi(a_t \mid c_t)$（`toyllm.sft`）。
@@ -111,7 +124,7 @@ passk_dashboard(n=8, pass_at_k_fn=pass_at_k_unbiased if ok_passk else None)
 # **任务 2**：实现 `rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0)`，返回 `(new_model, data)`。
 # 原来的 `model` 不要改动；`rng` 是 `numpy.random.Generator`，只用它调用一次 `sample_rollouts`。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "rejection_sampling_round", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0):
     """一轮拒绝采样微调：每题采 k 份，只留做对的，在模型的副本上 SFT。返回 (新模型, 留下的数据)。"""
     ### BEGIN SOLUTION
@@ -126,8 +139,11 @@ def rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0):
 # %% [markdown]
 # **检查**：用同一个种子自己做一遍正确的流程，比较微调后的参数；不一样时会试几种常见的错误。
 
-# %%
+# %% nbgrader={"grade": true, "grade_id": "check_rejection_sampling_round", "locked": true, "points": 6, "schema_version": 3, "solution": false, "task": false}
 ok_round = check_rejection_sampling_round(rejection_sampling_round)
+### BEGIN HIDDEN TESTS
+assert ok_round.ok, "rejection_sampling_round 没有通过检查（提示见上面的输出）"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # 和包里的 `rejection_sampling_ft`（`dedup=False`、一轮）比较：同一个种子、同样的 64 道训练题，

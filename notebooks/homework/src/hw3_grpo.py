@@ -1,7 +1,4 @@
-# 作业三（教师版）的源文件：python -m toyllm.homework build hw3_grpo 生成 notebooks/homework/source/hw3_grpo.ipynb。
-# 答案写在 ### BEGIN SOLUTION / ### END SOLUTION 之间；学生版由 python -m toyllm.homework release 生成。
-
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-intro", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # # 作业三 · GRPO
 #
 # **你将练习**
@@ -11,8 +8,19 @@
 # - 把你的两个函数换进包里的训练循环 `toyllm.rl.train`，和包里的实现比较；
 # - 用控制面板探索学习率、组大小、$\epsilon$、$\mu$、$\beta$、动态采样……对训练的影响。
 #
-# 对应讲义：[第 6 讲 · 规模与强化学习](../../../lectures/lecture06_scaling_rl.md) 的「REINFORCE、RLOO、GRPO」
+# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）的「REINFORCE、RLOO、GRPO」
 # 和「PPO 裁剪、KL 与 DAPO」两节。
+#
+# **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
+#
+# | 任务 | 要写的函数 | 分数 |
+# | --- | --- | --- |
+# | 任务 1（第一部分） | `group_advantages` | 5 |
+# | 任务 2（第二部分） | `clipped_surrogate` | 5 |
+# | **合计** | | **10** |
+#
+# 第三、四部分没有要写的代码，不计分。
 #
 # **怎么做这份作业**：把 `# YOUR CODE HERE` 下面的 `raise NotImplementedError()` 换成你的代码，运行紧跟着的「检查」单元格。
 # 没做完也可以从头运行到尾：没通过检查的函数，后面会先用包里的版本代替。
@@ -20,7 +28,7 @@
 # %% [markdown]
 # 先导入要用的东西。`toyllm.rl` 是强化学习引擎：所有算法都是同一个循环，`preset("grpo")` 是 GRPO 的一组选项。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "hw3-setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -33,7 +41,8 @@ from toyllm.rl import default_problems, preset, train
 use_chinese_font()
 print(rl.presets_table(["grpo", "dapo"]))
 
-# %% [markdown]
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-task1", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## 第一部分：组内标准化的优势
 #
 # 每道题采样 $G$ 份解答（一"组"），奖励 $r_i$ 是 1（做对）或 0（做错）。同一组的 $G$ 份在数组里**连续排列**：
@@ -47,7 +56,7 @@ print(rl.presets_table(["grpo", "dapo"]))
 # **任务 1**：实现 `group_advantages(rewards, group_size, eps=1e-4)`，返回和 `rewards` 形状相同的数组。
 # 提示：`reshape(-1, group_size)` 把数组排成每行一组；`np.std(..., ddof=1)` 是样本标准差。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "group_advantages", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def group_advantages(rewards, group_size, eps=1e-4):
     """GRPO 的组内标准化优势：(r − 组平均) / (组内样本标准差 + eps)。"""
     ### BEGIN SOLUTION
@@ -61,8 +70,11 @@ def group_advantages(rewards, group_size, eps=1e-4):
 # %% [markdown]
 # **检查**：6 组奖励，包括全对、全错的组，$G$ = 2、3、4、8，还有不是 0 / 1 的奖励。
 
-# %%
+# %% nbgrader={"grade": true, "grade_id": "check_group_advantages", "locked": true, "points": 5, "schema_version": 3, "solution": false, "task": false}
 ok_adv = check_group_advantages(group_advantages)
+### BEGIN HIDDEN TESTS
+assert ok_adv.ok, "group_advantages 没有通过检查（提示见上面的输出）"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # 和包里的几种优势比一比（`rl.group_advantages` 的 `method` 选项）。两组各 4 份：第一组只有一份做对，第二组全对。
@@ -75,7 +87,8 @@ for method in ("none", "mean", "rloo", "grpo"):
 if ok_adv:
     print(" 你的：", np.round(group_advantages(rewards, 4), 4))
 
-# %% [markdown]
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-task2", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## 第二部分：裁剪替代损失
 #
 # 每批数据更新 $\mu$ 次时，后几次更新用的参数已经和采样时不同了。比率 $\rho = \pi_\theta(a \mid c) / \pi_\text{old}(a \mid c)$
@@ -88,7 +101,7 @@ if ok_adv:
 #
 # **任务 2**：实现 `clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2)`，返回每一步的损失（和 `ratio` 同形状）。
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "clipped_surrogate", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
     """每一步的裁剪替代损失 −min(ρA, clip(ρ, 1 − eps_low, 1 + eps_high)·A)。"""
     ### BEGIN SOLUTION
@@ -102,8 +115,11 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 # %% [markdown]
 # **检查**：13 个比率（包括裁剪边界两侧）× 正负两种优势 × 3 组 $(\epsilon_\text{low}, \epsilon_\text{high})$。
 
-# %%
+# %% nbgrader={"grade": true, "grade_id": "check_clipped_surrogate", "locked": true, "points": 5, "schema_version": 3, "solution": false, "task": false}
 ok_surr = check_clipped_surrogate(clipped_surrogate)
+### BEGIN HIDDEN TESTS
+assert ok_surr.ok, "clipped_surrogate 没有通过检查（提示见上面的输出）"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # 把损失画成 $\rho$ 的函数（$\epsilon_\text{low}=0.2$、$\epsilon_\text{high}=0.28$）。左边 $A=+1$：$\rho > 1.28$ 以后是平的；
@@ -171,7 +187,8 @@ for mu in (1, 4, 8):
 #
 # 每次松开滑块（或者点「运行」），面板都用新的设置**从头训练**一遍，画出：留出题上的精确 pass@1 和训练时采样的
 # pass@1；熵和到参考策略的精确 KL；训练前后每个情境选「正确」的概率。下拉框「优势和替代损失用」可以在
-# 包里的实现和你的实现之间切换（你的函数通过检查后才有这个选项）。（运行这个单元格以后才会出现面板。）
+# 包里的实现和你的实现之间切换（你的函数通过检查后才有这个选项）。你写的只是 GRPO 的优势，所以选「你写的」时
+# 「优势」下拉框用不上；想比较几种优势，要先选「包里的」。（运行这个单元格以后才会出现面板。）
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -190,6 +207,7 @@ grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_f
 #
 # ## 试一试
 #
-# 1. 在面板里把「优势」换成"无基线（REINFORCE）"，其他不变：pass@1 涨得更快还是更慢？熵呢？
+# 1. 在面板里先把「优势和替代损失用」选成「包里的」（选「你写的」时「优势」下拉框不起作用），再把「优势」
+#    从 GRPO 换成"无基线（REINFORCE）"，其他不变：pass@1 涨得更快还是更慢？熵呢？
 # 2. 把 $\mu$ 调到 4，再把 $\epsilon_\text{high}$ 从 0.2 调到 0.28（clip-higher）：熵下降得慢一些吗？
 # 3. 打开「动态采样」并把模型调大到 1e11（大部分组全对）：和不打开相比，每次迭代多采样了多少份？
