@@ -21,16 +21,14 @@ LAYERS = [
     ("训练记录、RL 的配置和公式（不知道玩具模型）", ["history", "rl.config", "rl.losses"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
     ("评估、画图、保存、命令行", ["evaluation", "plotstyle", "plots", "checkpoint", "demo", "bench", "train_cli",
-                        "doctor", "notebook_build"]),
-    ("界面、作业、入口", ["widgets", "homework", "homework.checks", "homework.release", "homework.build",
-                  "homework.__main__", "__main__", ""]),
+                        "doctor"]),
+    ("界面、作业、入口", ["widgets", "homework", "homework.checks", "__main__", ""]),
 ]
 LAYER_OF = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
 TOP = len(LAYERS) - 1
 
-# 已知的、由别的分支处理的例外（模块还在时必须仍然是例外，否则请删掉这一行）
-KNOWN_PRIVATE = {("homework.build", "homework.release", "_atomic_write"):
-                 "作业构建工具将移出学生包（tools/），届时这一行随之删除"}
+# 已知的例外（模块还在时必须仍然是例外，否则请删掉这一行）；现在没有
+KNOWN_PRIVATE = {}
 
 
 def _modules():

@@ -14,7 +14,7 @@
       图片的 needs_background；输出里本机的路径（含家目录里的用户名）、主机名换成 <venv>、<repo>、~、<host>
       （例如 00 的环境检查单元格）；连续的同一种输出流合成一段；
     · output_problems：错误、stderr、警告、缺字不许保存。
-    作业的教师版（toyllm.homework.build）用同一个 build_notebook / source_status，只是选项不同。
+    作业另有 tools/homework.py（jupytext + nbclient + nbgrader）。
 
 【可重复】同一份源文件、同样的环境，重新生成的 .ipynb 逐字节相同：单元格 id 由序号决定（cell-00、cell-01……）；
     不记录运行时间；JSON 由 nbformat.write 写出（缩进 1、键排序）。
