@@ -27,6 +27,7 @@ from .trainable import TrainableLLM
 MODEL_FORMAT, HISTORY_FORMAT, FORMAT_VERSION = "toyllm-model", "toyllm-history", 1
 CONTEXT_STRINGS = {f"{op} {h:.1f}": (op, h) for op, h in CONTEXTS}
 """文件里 12 个情境的写法 → 情境，例如 "mul 2.2" → ("mul", 2.2)。"""
+_STRINGS = {key: text for text, key in CONTEXT_STRINGS.items()}
 Checkpoint = collections.namedtuple("Checkpoint", "path format model history metadata toyllm_version")
 Checkpoint.__doc__ = "read_checkpoint 的结果；model 在训练记录文件里是 None，history 没有时是 None。"
 
@@ -47,7 +48,9 @@ _KEYS = {MODEL_FORMAT: ("toyllm_version", "class", "size", "cot", "name", "metad
 
 def context_string(key):
     """情境在文件里的写法。【例子】context_string(("mul", 2.2)) == "mul 2.2" """
-    return f"{key[0]} {key[1]:.1f}"
+    if not isinstance(key, tuple) or key not in _STRINGS:
+        raise ValueError(f"key 必须是 toyllm.CONTEXTS 里的一个情境，例如 ('mul', 2.2)，收到 {key!r}")
+    return _STRINGS[key]
 
 
 class CheckpointError(ValueError):
@@ -84,7 +87,9 @@ def save_model(model, path, history=None, metadata=None):
 
 def save_history(history, path, metadata=None):
     """把训练记录（不带模型）原子地存成 JSON 文件，参数同 save_model。【例子】save_history({"reward": [0.1]}, "h.json")"""
-    return _write(path, HISTORY_FORMAT, {}, {} if history is None else history, metadata)
+    if not isinstance(history, Mapping):
+        raise TypeError(f"history 必须是 {{列名: list}} 形式的字典，收到 {type(history).__name__}")
+    return _write(path, HISTORY_FORMAT, {}, history, metadata)
 
 
 def _as_path(path):

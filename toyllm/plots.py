@@ -310,8 +310,9 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     for name, m in (("before", before), ("after", after)):
         if not (hasattr(m, "size") and hasattr(m, "cot")):
             raise TypeError(f"{name} 必须是 ToyLLM 或 TrainableLLM，收到 {m!r}")
-    if isinstance(labels, str) or len(labels) != 2:
-        raise ValueError(f"labels 必须是两个图例名，例如 ('训练前', '训练后')，收到 {labels!r}")
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") or len(labels) != 2:
+        raise (ValueError if isinstance(labels, str) or hasattr(labels, "__len__") else TypeError)(
+            f"labels 必须是两个图例名，例如 ('训练前', '训练后')，收到 {labels!r}")
     temperature = as_real("temperature", temperature, low=0.0)
     p0 = prob_table(before, temperature)[:, 0]
     p1 = prob_table(after, temperature)[:, 0]
@@ -360,9 +361,11 @@ def plot_training_curves(history, x="iteration", columns=None, labels=None, titl
     else:
         if isinstance(columns, str) or not isinstance(columns, Sequence):
             raise TypeError(f"columns 必须是列名的列表，收到 {columns!r}")
+        if not columns:
+            raise ValueError("columns 不能是空的：至少要画一列")
         for c in (c for group in columns for c in (group if isinstance(group, tuple) else (group,))):
             if not isinstance(c, str) or c not in history:
-                raise ValueError(f"history 里没有列 {c!r}；有的列：{list(history)}")
+                raise ValueError(f"columns 里的列 {c!r} 不在 history 里；有的列：{list(history)}")
     if not columns:
         raise ValueError("history 里没有可以画的数值列")
     panels = [group if isinstance(group, tuple) else (group,) for group in columns]

@@ -50,6 +50,9 @@ PACKAGE = "包里的参考实现"
 # =============================================================================
 def figure_png(fig, dpi=FIG_DPI):
     """把 Figure 画成 PNG 字节。【例子】figure_png(fig)[:8] == b"\x89PNG\r\n\x1a\n\""""
+    if not hasattr(fig, "savefig"):
+        raise TypeError(f"fig 必须是 matplotlib 的 Figure，收到 {fig!r}"[:200])
+    dpi = as_real("dpi", dpi, 0.0, low_open=True)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
@@ -82,6 +85,14 @@ def _wipe(ax):
     ax.relim()
     ax.set_autoscale_on(True)
     ax.set_prop_cycle(None)                     # 颜色从 C0 重新开始
+
+
+def _axes(name, axes, n):
+    """检查 axes 是至少 n 个 matplotlib 坐标轴，返回列表。"""
+    flat = list(np.ravel(np.asarray(axes, dtype=object))) if not hasattr(axes, "plot") else [axes]
+    if len(flat) < n or not all(hasattr(a, "plot") and hasattr(a, "figure") for a in flat):
+        raise TypeError(f"{name} 必须是至少 {n} 个 matplotlib 坐标轴（Axes），收到 {axes!r}"[:200])
+    return flat
 
 
 def _size_label(size):
@@ -337,7 +348,7 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
             f"重复 {repeats} 次。pass@{k_big}：精确 {exact[k_big]:.3f}，无偏估计的平均 {unbiased[:, -1].mean():.3f}，"
             f"有偏估计的平均 {biased[:, -1].mean():.3f}")
     result = types.SimpleNamespace(ks=ks, exact=exact, unbiased=unbiased, biased=biased, n=n, text=text)
-    ax = None if axes is None else np.ravel(np.asarray(axes, dtype=object))[0]
+    ax = None if axes is None else _axes("axes", axes, 1)[0]
     return result, _owned(plot_pass_at_k_estimates(result, estimator, ax=ax), axes is None)
 
 
@@ -409,6 +420,8 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     from .rl import RLConfig, train
 
     size = as_real("size", size, 0.0, low_open=True)
+    iters = as_int("iters", iters, low=1)
+    axes = None if axes is None else _axes("axes", axes, 3)
     cfg = RLConfig(iterations=iters, batch_problems=batch_problems, group_size=group_size, lr=lr, advantage=advantage,
                    mu=mu, eps_low=eps_low, eps_high=eps_high, beta=beta, kl_estimator=estimator,
                    dynamic_sampling=dynamic_sampling, temperature=temperature, seed=seed)
