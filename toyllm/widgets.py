@@ -182,6 +182,8 @@ def _slider(kind, value, lo, hi, step, description, fmt=None):
     w = _ipywidgets()
 
     cls = {"int": w.IntSlider, "float": w.FloatSlider, "log": w.FloatLogSlider}[kind]
+    at = math.log10(value) if kind == "log" else value          # 初始值在范围外时放宽范围（不悄悄地截到边上）
+    lo, hi = min(lo, math.floor(at) if kind == "log" else at), max(hi, math.ceil(at) if kind == "log" else at)
     kw = dict(value=value, step=step, description=description, continuous_update=False,
               style={"description_width": "initial"}, layout=w.Layout(width="310px"))
     if kind == "log":
@@ -219,6 +221,17 @@ def _rollout_grads(model, roll):
     return hits - visits[:, :, None] * prob_table(model)[None]
 
 
+def _gradient_args(size, n_samples, context, procedure, repeats, n_problems, seed):
+    """检查作业一面板的参数（逻辑函数和面板共用），返回规范化以后的 {参数名: 值}。"""
+    context = tuple(context) if isinstance(context, list) else context
+    if not isinstance(context, tuple) or context not in CONTEXT_INDEX:
+        raise ValueError(f"context 必须是 toyllm.CONTEXTS 里的一个情境，例如 ('mul', 1.5)，收到 {context!r}")
+    return dict(size=as_real("size", size, 0.0, low_open=True), n_samples=as_int("n_samples", n_samples, low=2),
+                context=context, procedure=as_choice("procedure", procedure, PROCEDURES),
+                repeats=as_int("repeats", repeats, low=2), n_problems=as_int("n_problems", n_problems, low=1),
+                seed=as_int("seed", seed, low=0))
+
+
 def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), procedure="correct",
                                  repeats=200, n_problems=20, seed=0, axes=None):
     """
@@ -241,15 +254,8 @@ def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), pr
         text（一行说明）
     【例子】result, fig = run_gradient_dashboard_logic(size=1e9, n_samples=8)
     """
-    size = as_real("size", size, 0.0, low_open=True)
-    n = as_int("n_samples", n_samples, low=2)
-    repeats = as_int("repeats", repeats, low=2)
-    n_problems = as_int("n_problems", n_problems, low=1)
-    seed = as_int("seed", seed, low=0)
-    context = tuple(context) if isinstance(context, list) else context
-    if context not in CONTEXT_INDEX:
-        raise ValueError(f"context 必须是 toyllm.CONTEXTS 里的一个情境，例如 ('mul', 1.5)，收到 {context!r}")
-    procedure = as_choice("procedure", procedure, PROCEDURES)
+    size, n, context, procedure, repeats, n_problems, seed = _gradient_args(
+        size, n_samples, context, procedure, repeats, n_problems, seed).values()
     c, j = CONTEXT_INDEX[context], PROCEDURES.index(procedure)
 
     model = TrainableLLM(size)
@@ -283,6 +289,8 @@ def gradient_dashboard(size=1e9, n_samples=8, context=("mul", 1.5), procedure="c
     【返回】Dashboard（在 notebook 里作为最后一行会显示出来；见模块说明）
     【例子】gradient_dashboard()
     """
+    size, n_samples, context, procedure, repeats, n_problems, seed = _gradient_args(
+        size, n_samples, context, procedure, repeats, n_problems, seed).values()
     controls = {
         "size": _slider("log", size, 7, 12, 0.25, "模型参数量", ".2g"),
         "n_samples": _slider("int", n_samples, 2, 32, 1, "每题样本数 n"),
@@ -305,6 +313,16 @@ def gradient_dashboard(size=1e9, n_samples=8, context=("mul", 1.5), procedure="c
 ESTIMATORS = ("unbiased", "biased", "both")
 
 
+def _passk_args(size, n, temperature, estimator, repeats, n_problems, seed, pass_at_k_fn):
+    """检查作业二面板的参数（逻辑函数和面板共用），返回规范化以后的 {参数名: 值}（不含 pass_at_k_fn）。"""
+    if pass_at_k_fn is not None and not callable(pass_at_k_fn):
+        raise TypeError(f"pass_at_k_fn 必须是函数 f(n, c, k)，收到 {pass_at_k_fn!r}")
+    return dict(size=as_real("size", size, 0.0, low_open=True), n=as_int("n", n, low=1),
+                temperature=as_real("temperature", temperature, 0.0, low_open=True),
+                estimator=as_choice("estimator", estimator, ESTIMATORS), repeats=as_int("repeats", repeats, low=2),
+                n_problems=as_int("n_problems", n_problems, low=1), seed=as_int("seed", seed, low=0))
+
+
 def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both", repeats=50, n_problems=40,
                               seed=0, pass_at_k_fn=None, axes=None):
     """
@@ -322,16 +340,9 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
     【返回】(result, figure)：result 有 ks、exact {k: 值}、unbiased 和 biased（各 (repeats, len(ks)) 数组）、n、text
     【例子】result, fig = run_passk_dashboard_logic(size=1e9, n=16)
     """
-    size = as_real("size", size, 0.0, low_open=True)
-    n = as_int("n", n, low=1)
-    temperature = as_real("temperature", temperature, 0.0, low_open=True)
-    estimator = as_choice("estimator", estimator, ESTIMATORS)
-    repeats = as_int("repeats", repeats, low=2)
-    n_problems = as_int("n_problems", n_problems, low=1)
-    seed = as_int("seed", seed, low=0)
+    size, n, temperature, estimator, repeats, n_problems, seed = _passk_args(
+        size, n, temperature, estimator, repeats, n_problems, seed, pass_at_k_fn).values()
     fn = pass_at_k if pass_at_k_fn is None else pass_at_k_fn
-    if not callable(fn):
-        raise TypeError(f"pass_at_k_fn 必须是函数 f(n, c, k)，收到 {fn!r}")
     ks = sorted({k for k in (1, 2, 4, 8, 16, 32, 64) if k <= n} | {n})
     model = TrainableLLM(size)
     problems = make_problem_set(random.Random(seed), n_problems, 3, 8)
@@ -360,6 +371,8 @@ def passk_dashboard(size=1e9, n=16, temperature=1.0, estimator="both", seed=0, p
     【参数】前五个是控件的初始值；pass_at_k_fn：可以换成你自己写的 pass@k 函数；repeats、n_problems 固定不变
     【返回】Dashboard
     """
+    size, n, temperature, estimator, repeats, n_problems, seed = _passk_args(
+        size, n, temperature, estimator, repeats, n_problems, seed, pass_at_k_fn).values()
     controls = {
         "size": _slider("log", size, 8, 12, 0.25, "模型参数量", ".2g"),
         "n": _slider("int", n, 1, 64, 1, "每题样本数 n"),
@@ -399,6 +412,19 @@ def _grpo_problems(seed):
     return _PROBLEM_CACHE[seed]
 
 
+def _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic_sampling, temperature, iters, seed,
+                 advantage, batch_problems, advantage_fn=None, surrogate_fn=None):
+    """作业三面板的选项变成 rl.RLConfig（它检查每一个选项）；逻辑函数和面板共用。"""
+    from .rl import RLConfig
+
+    for name, f in (("advantage_fn", advantage_fn), ("surrogate_fn", surrogate_fn)):
+        if f is not None and not callable(f):
+            raise TypeError(f"{name} 必须是函数（或 None：用包里的参考实现），收到 {f!r}")
+    return RLConfig(iterations=as_int("iters", iters, low=1), batch_problems=batch_problems, group_size=group_size,
+                    lr=lr, advantage=advantage, mu=mu, eps_low=eps_low, eps_high=eps_high, beta=beta,
+                    kl_estimator=estimator, dynamic_sampling=dynamic_sampling, temperature=temperature, seed=seed)
+
+
 def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu=1, beta=0.0, estimator="k3",
                              dynamic_sampling=False, size=1e9, temperature=1.0, iters=30, seed=0, advantage="grpo",
                              batch_problems=16, advantage_fn=None, surrogate_fn=None, axes=None):
@@ -417,14 +443,12 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     【边界】选项不合法时（例如 group_size < 2）抛出 rl.RLConfig 的中文错误。
     【例子】hist, fig = run_grpo_dashboard_logic()；hist["pass1_exact"][-1]
     """
-    from .rl import RLConfig, train
+    from .rl import train
 
     size = as_real("size", size, 0.0, low_open=True)
-    iters = as_int("iters", iters, low=1)
     axes = None if axes is None else _axes("axes", axes, 3)
-    cfg = RLConfig(iterations=iters, batch_problems=batch_problems, group_size=group_size, lr=lr, advantage=advantage,
-                   mu=mu, eps_low=eps_low, eps_high=eps_high, beta=beta, kl_estimator=estimator,
-                   dynamic_sampling=dynamic_sampling, temperature=temperature, seed=seed)
+    cfg = _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic_sampling, temperature, iters, seed,
+                       advantage, batch_problems, advantage_fn, surrogate_fn)
     train_set, heldout = _grpo_problems(seed)
     start = TrainableLLM(size, name=f"{_size_label(size)}（训练前）")
     model = start.copy(name=f"{_size_label(size)}（训练后）")
@@ -474,6 +498,8 @@ def grpo_dashboard(advantage_fn=None, surrogate_fn=None, **defaults):
     if unknown:
         raise TypeError(f"grpo_dashboard 不认识的参数 {sorted(unknown)}；可以改的初始值：{'、'.join(GRPO_DEFAULTS)}")
     v = dict(GRPO_DEFAULTS, **defaults)
+    v["size"] = as_real("size", v["size"], 0.0, low_open=True)
+    _grpo_config(**{k: x for k, x in v.items() if k != "size"}, advantage_fn=advantage_fn, surrogate_fn=surrogate_fn)
     adv_names = {"none": "无基线（REINFORCE）", "mean": "减组平均", "rloo": "留一法（RLOO）", "grpo": "GRPO（再除以标准差）"}
     controls = {
         "lr": _slider("float", v["lr"], 0.1, 8.0, 0.1, "学习率", ".1f"),
