@@ -20,10 +20,22 @@ def _titles(fig):
     return [ax.get_title() for ax in fig.axes]
 
 
+@pytest.fixture(autouse=True)
+def _pyplot_figures_before():
+    """逻辑函数不能把图留在 pyplot 里（见 toyllm.widgets 的说明）：记下测试开始时 pyplot 里已有的图。"""
+    import matplotlib.pyplot as plt
+
+    _FIGNUMS[:] = plt.get_fignums()
+    yield
+
+
+_FIGNUMS = []
+
+
 def _no_pyplot_figures():
     import matplotlib.pyplot as plt
 
-    return plt.get_fignums() == []
+    return plt.get_fignums() == _FIGNUMS
 
 
 # =============================================================================
