@@ -1,6 +1,7 @@
 """
 真实浏览器里的小部件：启动 JupyterLab，用 Debian 的无头 Chromium（由 Python 版 Playwright 驱动）打开作业三，
-Run → Run All Cells，等控制面板的滑块出现，改一个滑块的值，看面板的输出跟着变，点「运行」按钮，存一张截图。
+Run → Run All Cells，等控制面板的滑块出现，改一个滑块的值，看面板的输出跟着变；选"你写的函数"时「优势」下拉框是灰的，
+换成"包里的参考实现"后它能用、输出的第一句跟着变；存一张截图。
 
 【为什么要有这个测试】ipywidgets 在 JupyterLab 里常见的毛病 —— "Loading widget..."、"Error displaying widget:
 model not found"、前端扩展和 Python 包版本对不上 —— 只有真的在浏览器里打开才看得出来；pytest 里直接调用
@@ -183,11 +184,16 @@ def test_grpo_dashboard_in_a_real_browser(jupyterlab):
             after = output.inner_text()
             assert after != before and "10 次迭代" in after
 
-            # 点「运行」按钮：输出重画，仍然是 10 次迭代的结果
-            page.locator(".jupyter-widgets button", has_text="运行").first.click()
-            page.wait_for_timeout(500)
+            # 作业的函数通过了检查，面板默认用"你写的函数"：「优势」下拉框变灰（不是悄悄地被忽略），输出写明是谁的实现
+            assert "实现：用你写的优势函数、替代损失" in after
+            advantage = page.locator(".widget-dropdown", has_text="优势（").locator("select")
+            assert advantage.is_disabled()
+            # 换成包里的参考实现：「优势」能用了，输出的第一句跟着变
+            page.locator(".widget-dropdown", has_text="优势和替代损失用").locator("select").select_option(
+                label="包里的参考实现")
             page.wait_for_function("() => [...document.querySelectorAll('.widget-output')]"
-                                   ".some(e => e.innerText.includes('10 次迭代') && e.querySelector('img'))")
+                                   ".some(e => e.innerText.includes('实现：用包里的参考实现') && e.querySelector('img'))")
+            assert page.locator(".widget-dropdown", has_text="优势").locator("select").first.is_enabled()
 
             img = output.locator("img").first
             assert img.get_attribute("src").startswith("data:image/png")

@@ -327,7 +327,7 @@ BAD_FILES = {
                             "('mul', 2.2)"),
     "missing_context": (edited(lambda d: d["delta"].pop("sub 1.6")), "sub 1.6"),
     "short_row": (edited(set_delta("mul 1.5", [0.0, 0.0])), "mul 1.5"),
-    "long_row": (edited(set_delta("mul 1.5", [0.0, 0.0, 0.0, 0.0])), "4 个数"),
+    "long_row": (edited(set_delta("mul 1.5", [0.0, 0.0, 0.0, 0.0])), "[0.0, 0.0, 0.0, 0.0]"),
     "row_not_list": (edited(set_delta("mul 1.5", 0.5)), "mul 1.5"),
     "row_string": (edited(set_delta("add 0.7", [0.0, "x", 0.0])), "add 0.7"),
     "row_bool": (edited(set_delta("add 0.7", [0.0, True, 0.0])), "add 0.7"),
@@ -383,9 +383,16 @@ def test_good_hand_written_file_loads(tmp_path):
     assert load_history(tmp_path / "m.json") == {"reward": [0.1, None]}
 
 
+def test_words_that_look_like_problems_are_fine(tmp_path):
+    """metadata 里的字符串 "NaN"、"Infinity" 只是字符串，不是坏文件。"""
+    save_model(trained_model(), tmp_path / "m.json", metadata={"note": "NaN Infinity \u0000", "inf": "info"})
+    assert read_checkpoint(tmp_path / "m.json").metadata == {"note": "NaN Infinity \u0000", "inf": "info"}
+
+
 def test_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError, match="找不到文件"):
+    with pytest.raises(FileNotFoundError, match="找不到文件") as info:
         load_model(tmp_path / "nope.json")
+    assert isinstance(info.value, CheckpointError) and str(tmp_path / "nope.json") in str(info.value)
     with pytest.raises(IsADirectoryError):
         load_model(tmp_path)
     with pytest.raises(TypeError, match="path"):

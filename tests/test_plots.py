@@ -1,5 +1,6 @@
 """
-toyllm.plots：每个画图函数在无界面的 Agg 后端上能画，返回 Figure，标题是中文，画的时候没有缺字警告。
+toyllm.plots：每个画图函数在无界面的 Agg 后端上能画，标题是中文，画的时候没有缺字警告；
+单张图的函数返回 Axes、多张小图的返回 Axes 数组；给了 ax= / axes= 就画进给的坐标轴，不新建图。
 """
 
 import logging
@@ -21,8 +22,9 @@ from toyllm import ToyLLM, TrainableLLM, make_problem_set  # noqa: E402
 from toyllm.evaluation import (compare_exact_sampled, draw_samples, inference_curves, pass_at_k_sampled,  # noqa: E402
                                scaling_curve)
 from toyllm.exact import exact_pass_at_k  # noqa: E402
-from toyllm.plots import (plot_context_bars, plot_exact_vs_sampled, plot_pass_at_k, plot_scaling,  # noqa: E402
-                          plot_test_time_compute, plot_training_curves)
+from toyllm.plots import (plot_context_bars, plot_exact_vs_sampled, plot_gradient_estimates,  # noqa: E402
+                          plot_pass_at_k, plot_pass_at_k_estimates, plot_scaling, plot_test_time_compute,
+                          plot_training_curves)
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
@@ -39,11 +41,21 @@ def isolated_rc():
     plt.close("all")
 
 
+def figure_of(axes):
+    """画图函数的返回值（Axes 或 Axes 数组）所在的 Figure；顺便检查返回值的类型。"""
+    from matplotlib.axes import Axes
+
+    flat = np.ravel(np.asarray(axes, dtype=object))
+    assert flat.size >= 1 and all(isinstance(a, Axes) for a in flat)
+    assert len({id(a.figure) for a in flat}) == 1
+    return flat[0].figure
+
+
 def render(make, caplog):
     """画图并真正渲染（缺字警告在渲染时才出现）；返回 (Figure, 缺字相关的警告)。"""
     with caplog.at_level(logging.WARNING, logger="matplotlib"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fig = make()
+        fig = figure_of(make())
         fig.canvas.draw()
     messages = [str(w.message) for w in caught] + [r.getMessage() for r in caplog.records]
     return fig, [m for m in messages if "Glyph" in m or "missing from font" in m or "findfont" in m]
@@ -129,8 +141,20 @@ def test_plot_training_curves_accepts_any_mapping(caplog):
     got = titles(fig)
     assert got[:3] == ["精确 pass@1", "熵（nats）", "my_metric"] and got[-1] == "训练曲线"
     assert fig.axes[0].get_xlabel() == "迭代次数"
-    fig2 = plot_training_curves({"reward": [0.1, 0.2]}, columns=["reward"], labels={"reward": "奖励"})
-    assert fig2.axes[0].get_title() == "奖励"
+    axes2 = plot_training_curves({"reward": [0.1, 0.2]}, columns=["reward"], labels={"reward": "奖励"})
+    assert len(axes2) == 1 and axes2[0].get_title() == "奖励"
+
+
+def test_plot_training_curves_groups_columns_in_one_panel(caplog):
+    hist = {"iteration": [1, 2, 3], "pass1_exact": [0.5, 0.6, 0.7], "pass1_sampled": [0.4, 0.7, 0.6], "entropy": [1, 0.9, 0.8]}
+    fig, bad = render(lambda: plot_training_curves(hist, columns=[("pass1_exact", "pass1_sampled"), "entropy"]), caplog)
+    assert not bad
+    ax = fig.axes[0]
+    assert ax.get_title() == "精确 pass@1、采样 pass@1" and len(ax.get_lines()) == 2
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["精确 pass@1", "采样 pass@1"]
+    assert fig.axes[1].get_title() == "熵（nats）" and fig.axes[1].get_legend() is None
+    with pytest.raises(ValueError, match="kl"):
+        plot_training_curves(hist, columns=[("pass1_exact", "kl")])
 
 
 def test_plot_exact_vs_sampled(problems, caplog):
@@ -159,5 +183,75 @@ def test_plot_exact_vs_sampled(problems, caplog):
 ])
 def test_bad_inputs_raise_chinese_errors(call, exc):
     with pytest.raises(exc) as info:
+        call()
+    assert CHINESE.search(str(info.value))
+
+
+# =============================================================================
+# ax= / axes=：画进给的坐标轴
+# =============================================================================
+def _given(n):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10, 4))
+    return fig, fig.subplots(1, n, squeeze=False).ravel()
+
+
+def _dashboard_results():
+    from toyllm.widgets import run_gradient_dashboard_logic, run_passk_dashboard_logic
+
+    grad, _ = run_gradient_dashboard_logic(n_samples=3, repeats=10, n_problems=4)
+    passk, _ = run_passk_dashboard_logic(n=4, repeats=3, n_problems=4)
+    return grad, passk
+
+
+def test_every_plot_draws_into_given_axes(problems):
+    model = ToyLLM(1e9)
+    curves = inference_curves([ToyLLM(1e9), ToyLLM(1e9, cot=False)], problems, 4, np.random.default_rng(0), subsets=20)
+    scaling = scaling_curve(problems, np.random.default_rng(0), sizes=(1e8, 1e10), n=2)
+    results = [compare_exact_sampled(ToyLLM(s), problems, 4, np.random.default_rng(0)) for s in (1e8, 1e10)]
+    grad, passk = _dashboard_results()
+    single = [
+        lambda ax: plot_pass_at_k({"1B": exact_pass_at_k(model, problems, (1, 2))}, ax=ax),
+        lambda ax: plot_context_bars(ToyLLM(1e9), ToyLLM(1e10), ax=ax),
+        lambda ax: plot_exact_vs_sampled(results, ax=ax),
+        lambda ax: plot_pass_at_k_estimates(passk, ax=ax),
+    ]
+    multi = [
+        (3, lambda axes: plot_test_time_compute(curves, by="metric", axes=axes)),
+        (2, lambda axes: plot_test_time_compute(curves, by="model", axes=axes)),
+        (2, lambda axes: plot_scaling(scaling, axes=axes)),
+        (2, lambda axes: plot_training_curves({"reward": [0.1, 0.2], "kl": [0.0, 0.1]}, axes=axes)),
+        (2, lambda axes: plot_gradient_estimates(grad, axes=axes)),
+    ]
+    for draw in single:
+        fig, (ax,) = _given(1)
+        assert draw(ax) is ax and ax.has_data() and fig._suptitle is None
+    for n, draw in multi:
+        fig, axes = _given(n)
+        got = draw(axes)
+        assert list(got) == list(axes) and all(a.has_data() for a in axes) and fig._suptitle is None
+    assert plt.get_fignums() == []                                 # 给了坐标轴就不新建 pyplot 的图
+
+
+def test_dashboard_plots_on_their_own(caplog):
+    grad, passk = _dashboard_results()
+    fig, bad = render(lambda: plot_gradient_estimates(grad), caplog)
+    assert not bad and "REINFORCE" in fig.axes[0].get_title() and tuple(fig.get_size_inches()) == (12.0, 4.6)
+    fig, bad = render(lambda: plot_pass_at_k_estimates(passk, estimator="unbiased"), caplog)
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert not bad and any("无偏" in s for s in labels) and not any("有偏" in s for s in labels)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: plot_pass_at_k({"a": {1: 0.5}}, ax="ax"),
+    lambda: plot_scaling({"sizes": [1], "exact": [1], "sampled": [1], "sampled_se": [1], "context_exact": [[1]],
+                          "context_sampled": [[1]], "context_se": [[1]], "contexts": ["a"]}, axes=[1, 2]),
+    lambda: plot_training_curves({"reward": [0.1], "kl": [0.2]}, axes=_given(1)[1]),
+    lambda: plot_gradient_estimates("result"),
+    lambda: plot_pass_at_k_estimates(None),
+])
+def test_bad_axes_or_results(call):
+    with pytest.raises(TypeError) as info:
         call()
     assert CHINESE.search(str(info.value))

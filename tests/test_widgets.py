@@ -1,9 +1,9 @@
 """
-控制面板（toyllm.widgets）：逻辑函数直接测；面板本身（ipywidgets）建好以后改控件的值、点按钮，看 Output 里的内容。
-没有安装 ipywidgets 时，面板的测试跳过（逻辑函数的测试照常运行）。速度不在这里测（见 widgets.benchmark）。
+控制面板（toyllm.widgets）：逻辑函数直接测；面板本身（ipywidgets.interactive_output）建好以后改控件的值，
+看面板记下的说明、图和结果。没有安装 ipywidgets 时，面板的测试跳过（逻辑函数的测试照常运行）。
+速度不在这里测（见 widgets.benchmark）。
 """
 
-import base64
 import random
 
 import numpy as np
@@ -11,7 +11,8 @@ import pytest
 
 from toyllm import TrainableLLM, make_problem_set
 from toyllm.exact import exact_pass_at_k, grad_expected_reward
-from toyllm.widgets import (FIG_DPI, figure_png, run_gradient_dashboard_logic, run_grpo_dashboard_logic,
+from toyllm import widgets
+from toyllm.widgets import (FIG_DPI, Dashboard, figure_png, run_gradient_dashboard_logic, run_grpo_dashboard_logic,
                             run_passk_dashboard_logic)
 
 
@@ -19,10 +20,22 @@ def _titles(fig):
     return [ax.get_title() for ax in fig.axes]
 
 
+@pytest.fixture(autouse=True)
+def _pyplot_figures_before():
+    """逻辑函数不能把图留在 pyplot 里（见 toyllm.widgets 的说明）：记下测试开始时 pyplot 里已有的图。"""
+    import matplotlib.pyplot as plt
+
+    _FIGNUMS[:] = plt.get_fignums()
+    yield
+
+
+_FIGNUMS = []
+
+
 def _no_pyplot_figures():
     import matplotlib.pyplot as plt
 
-    return plt.get_fignums() == []
+    return plt.get_fignums() == _FIGNUMS
 
 
 # =============================================================================
@@ -42,6 +55,7 @@ def test_gradient_logic_is_unbiased_and_deterministic():
     again, _ = run_gradient_dashboard_logic(size=1e9, n_samples=4, repeats=200, n_problems=10, seed=3)
     assert np.array_equal(again.none, result.none)
     assert "精确梯度" in result.text and len(fig.axes) == 2 and "REINFORCE" in _titles(fig)[0]
+    assert result.text.startswith("实现：包里的参考实现")
     assert _no_pyplot_figures()
 
 
@@ -102,8 +116,9 @@ def test_grpo_logic_trains_and_draws():
     assert hist.meta["final_pass1_exact"] > hist.meta["start_pass1_exact"] + 0.05
     assert np.array_equal(hist.meta["start_model"].params, np.zeros((12, 3)))
     assert hist.meta["model"].params.any()
-    assert _titles(fig) == ["pass@1", "熵与到参考策略的 KL（nats）", "每个情境选「正确」的概率"]
+    assert _titles(fig) == ["精确 pass@1、采样 pass@1", "熵（nats）、KL（精确）", "每个情境选「正确」的概率"]
     assert "15 次迭代" in hist.meta["text"] and _no_pyplot_figures()
+    assert hist.meta["text"].startswith("实现：用包里的参考实现")
     again, _ = run_grpo_dashboard_logic(iters=15, seed=0)
     assert again["pass1_exact"] == hist["pass1_exact"]
     assert figure_png(fig)[:8] == b"\x89PNG\r\n\x1a\n"
@@ -133,7 +148,38 @@ def test_grpo_logic_with_student_functions():
 
     hist, _ = run_grpo_dashboard_logic(iters=2, advantage_fn=adv, surrogate_fn=surr)
     assert seen["adv"] == 2 and seen["surr"] >= 2
-    assert "用你写的优势函数、替代损失" in hist.meta["text"]
+    assert hist.meta["text"].startswith("实现：用你写的优势函数、替代损失（「优势」选项不起作用）")
+    hist, _ = run_grpo_dashboard_logic(iters=2, surrogate_fn=surr)
+    assert hist.meta["text"].startswith("实现：用你写的替代损失。")             # 优势仍然用「优势」选项
+
+
+@pytest.mark.parametrize("job, first, second", [
+    (run_gradient_dashboard_logic, dict(n_samples=4, repeats=20, n_problems=5),
+     dict(n_samples=6, repeats=20, n_problems=5, context=("add", 0.0), procedure="bug", size=1e11)),
+    (run_passk_dashboard_logic, dict(n=4, repeats=5, n_problems=5), dict(n=16, repeats=5, n_problems=5, estimator="biased")),
+    (run_grpo_dashboard_logic, dict(iters=3), dict(iters=6, beta=0.1, size=1e11)),
+])
+def test_redraw_on_a_reused_figure_is_identical_to_a_fresh_one(job, first, second):
+    """面板复用同一张图（只擦掉画上去的东西）：换了设置以后画出的 PNG 和新建一张图画的逐字节相同。"""
+    dash = Dashboard(lambda axes, **values: (*job(axes=axes, **values), ""))
+    dash.redraw(**first)
+    fig = dash.figure
+    dash.redraw(**second)
+    assert dash.figure is fig and dash.error == ""
+    _, fresh = job(**second)
+    assert dash.png == figure_png(fresh)
+
+
+def test_logic_functions_draw_with_the_plot_functions(monkeypatch):
+    """一条画图的路：面板的图就是 toyllm.plots 的画图函数画的。"""
+    calls = []
+    for name in ("plot_gradient_estimates", "plot_pass_at_k_estimates", "plot_training_curves", "plot_context_bars"):
+        real = getattr(widgets, name)
+        monkeypatch.setattr(widgets, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    run_gradient_dashboard_logic(n_samples=2, repeats=2, n_problems=2)
+    run_passk_dashboard_logic(n=2, repeats=2, n_problems=2)
+    run_grpo_dashboard_logic(iters=1)
+    assert calls == ["plot_gradient_estimates", "plot_pass_at_k_estimates", "plot_training_curves", "plot_context_bars"]
 
 
 # =============================================================================
@@ -143,71 +189,78 @@ def _widgets():
     return pytest.importorskip("ipywidgets", reason="没有安装 ipywidgets（notebook 的可选依赖：pip install -e '.[dev]'）")
 
 
-def _text(out):
-    return "".join(o.get("text", "") for o in out.outputs if o["output_type"] == "stream")
-
-
-def _png(out):
-    pngs = [o["data"]["image/png"] for o in out.outputs if o["output_type"] == "display_data"]
-    assert len(pngs) == 1
-    return base64.b64decode(pngs[0])
-
-
-def test_grpo_dashboard_set_values_and_click():
+def test_grpo_dashboard_set_values():
     w = _widgets()
     from toyllm.widgets import grpo_dashboard
 
     dash = grpo_dashboard(iters=5)
-    assert set(dash.controls) >= {"lr", "group_size", "eps_low", "eps_high", "mu", "beta", "estimator",
+    assert set(dash.controls) == {"lr", "group_size", "eps_low", "eps_high", "mu", "beta", "estimator",
                                   "dynamic_sampling", "size", "temperature", "iters", "seed", "advantage"}
     sliders = [c for c in dash.controls.values() if isinstance(c, (w.IntSlider, w.FloatSlider, w.FloatLogSlider))]
     assert sliders and all(s.continuous_update is False for s in sliders)
     assert isinstance(dash.controls["estimator"], w.Dropdown) and isinstance(dash.controls["dynamic_sampling"], w.Checkbox)
-    assert isinstance(dash.ui, w.VBox) and isinstance(dash.out, w.Output) and isinstance(dash.button, w.Button)
-    first = _text(dash.out)
-    assert "5 次迭代" in first and "G = 8" in first and _png(dash.out)[:4] == b"\x89PNG"
-    assert dash.runs == 1 and dash.error == ""
+    assert isinstance(dash.ui, w.VBox) and isinstance(dash.out, w.Output) and dash.out in dash.ui.children
+    assert "5 次迭代" in dash.text and "G = 8" in dash.text and dash.png[:4] == b"\x89PNG"
+    assert dash.runs == 1 and dash.error == "" and "包里的参考实现" in dash.ui.children[0].value
+    assert not dash.controls["advantage"].disabled
 
-    dash.controls["group_size"].value = 4                     # 改动后自动重算
-    assert dash.runs == 2 and "G = 4" in _text(dash.out) and len(dash.out.outputs) == 2
-    dash.auto.value = False
-    dash.controls["iters"].value = 10                         # 关掉自动运行：不重算……
-    assert dash.runs == 2 and "5 次迭代" in _text(dash.out)
-    dash.button.click()                                       # ……点按钮才重算
-    assert dash.runs == 3 and "10 次迭代" in _text(dash.out)
+    dash.controls["group_size"].value = 4                     # 改动后自动重算（interactive_output）
+    assert dash.runs == 2 and "G = 4" in dash.text
+    dash.controls["iters"].value = 10
+    assert dash.runs == 3 and "10 次迭代" in dash.text
     assert dash.result.n_rows == 10 and dash.seconds > 0
     assert dash.values()["group_size"] == 4
+    bundle = dash._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
 
 
-def test_dashboard_shows_errors_instead_of_raising():
+def test_dashboard_shows_errors_instead_of_raising(capsys):
     _widgets()
     from toyllm.widgets import grpo_dashboard
 
     dash = grpo_dashboard(iters=5)
 
-    def broken(**values):
+    def broken(axes, **values):
         raise ValueError("故意的错误")
 
     dash._compute = broken
-    dash.button.click()
-    assert "✗ 出错了：ValueError: 故意的错误" in _text(dash.out)
-    assert dash.error and len(dash.out.outputs) == 1
+    dash.controls["seed"].value = 1
+    assert dash.text == dash.error == "✗ 出错了：ValueError: 故意的错误" and dash.png is None
+    assert "✗ 出错了：ValueError: 故意的错误" in capsys.readouterr().out      # 打印出来（在 notebook 里进了 Output）
+
+
+def _adv(rewards, group_size):
+    r = np.asarray(rewards, float).reshape(-1, group_size)
+    return (r - r.mean(axis=1, keepdims=True)).reshape(-1)
 
 
 def test_grpo_dashboard_with_student_functions_and_bad_defaults():
     _widgets()
     from toyllm.widgets import grpo_dashboard
 
-    def adv(rewards, group_size):
-        r = np.asarray(rewards, float).reshape(-1, group_size)
-        return (r - r.mean(axis=1, keepdims=True)).reshape(-1)
-
-    dash = grpo_dashboard(advantage_fn=adv, iters=5)
-    assert dash.controls["use_mine"].value is True and "你写的优势函数" in _text(dash.out)
-    dash.controls["use_mine"].value = False
-    assert "你写的" not in _text(dash.out)
+    dash = grpo_dashboard(advantage_fn=_adv, iters=5)
+    use_mine, advantage = dash.controls["use_mine"], dash.controls["advantage"]
+    assert use_mine.value is True and dash.text.startswith("实现：用你写的优势函数")
+    # 你写的 advantage_fn 代替了「优势」选项：它变灰，并且写明不起作用（不是悄悄地忽略）
+    assert advantage.disabled and "此项不用" in advantage.description
+    assert "「优势」选项不起作用" in dash.text
+    use_mine.value = False
+    assert not advantage.disabled and advantage.description == "优势"
+    assert dash.text.startswith("实现：用包里的参考实现") and "你写的" not in dash.text
+    advantage.value = "rloo"
+    assert dash.result.meta["config"]["advantage"] == "rloo"
     with pytest.raises(TypeError, match="不认识的参数"):
         grpo_dashboard(learning_rate=1.0)
+
+
+def test_grpo_dashboard_with_only_a_surrogate_keeps_the_advantage_option():
+    _widgets()
+    from toyllm.widgets import grpo_dashboard
+
+    dash = grpo_dashboard(surrogate_fn=lambda ratio, a, lo, hi: -np.minimum(ratio * a, np.clip(ratio, 1 - lo, 1 + hi) * a),
+                          iters=5)
+    assert dash.controls["use_mine"].value is True and not dash.controls["advantage"].disabled
+    assert dash.text.startswith("实现：用你写的替代损失。")
 
 
 def test_gradient_and_passk_dashboards():
@@ -215,18 +268,22 @@ def test_gradient_and_passk_dashboards():
     from toyllm.widgets import gradient_dashboard, passk_dashboard
 
     g = gradient_dashboard(n_samples=3, repeats=10, n_problems=5)
-    assert "每题 3 份" in _text(g.out)
+    assert "每题 3 份" in g.text and g.text.startswith("实现：包里的参考实现")
     g.controls["procedure"].value = "careless"
-    assert "Δ_careless" in _text(g.out) and g.runs == 2
+    assert "Δ_careless" in g.text and g.runs == 2
     g.controls["context"].value = ("sub", 2.4)
-    assert "减法，≥3 次借位" in _text(g.out)
+    assert "减法，≥3 次借位" in g.text
 
     p = passk_dashboard(n=4, repeats=3, n_problems=5)
-    assert "n = 4" in _text(p.out)
+    assert "n = 4" in p.text and p.text.startswith("实现：包里的参考实现")
     p.controls["n"].value = 8
-    assert "n = 8" in _text(p.out) and "pass@8" in _text(p.out)
-    bundle = p._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "n = 8" in p.text and "pass@8" in p.text
+
+    def pass_at_k_mine(n, c, k):
+        return 0.5
+
+    mine = passk_dashboard(n=4, repeats=3, n_problems=5, pass_at_k_fn=pass_at_k_mine)
+    assert mine.text.startswith("实现：无偏估计用你写的 pass_at_k_mine") and "你写的" in mine.ui.children[0].value
 
 
 def test_figure_png_size():

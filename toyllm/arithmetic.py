@@ -119,7 +119,21 @@ class Problem:
 # 逐位的特征：进位、借位、数字和
 # =============================================================================
 def count_carries(a, b):
-    """竖式计算 |a| + |b| 时一共进位几次。【例子】count_carries(47, 38) → 1；count_carries(999, 1) → 3"""
+    """竖式计算 |a| + |b| 时一共进位几次。a、b 是整数。【例子】count_carries(47, 38) → 1；count_carries(999, 1) → 3"""
+    return _carries(as_int("a", a), as_int("b", b))
+
+
+def count_borrows(a, b):
+    """竖式计算 |a| − |b|（大的减小的）时一共借位几次。a、b 是整数。【例子】count_borrows(52, 17) → 1；count_borrows(1000, 1) → 3"""
+    return _borrows(as_int("a", a), as_int("b", b))
+
+
+def digit_sum(n):
+    """各位数字之和（看绝对值），n 是整数。【例子】digit_sum(472) → 13"""
+    return _digit_sum(as_int("n", n))
+
+
+def _carries(a, b):
     a, b, carry, n = abs(a), abs(b), 0, 0
     while a or b:
         carry = 1 if a % 10 + b % 10 + carry >= 10 else 0
@@ -128,8 +142,7 @@ def count_carries(a, b):
     return n
 
 
-def count_borrows(a, b):
-    """竖式计算 |a| − |b|（大的减小的）时一共借位几次。【例子】count_borrows(52, 17) → 1；count_borrows(1000, 1) → 3"""
+def _borrows(a, b):
     a, b = abs(a), abs(b)
     if a < b:
         a, b = b, a
@@ -141,8 +154,7 @@ def count_borrows(a, b):
     return n
 
 
-def digit_sum(n):
-    """各位数字之和。【例子】digit_sum(472) → 13"""
+def _digit_sum(n):
     n, s = abs(n), 0
     while n:
         s += n % 10
@@ -172,9 +184,9 @@ def step_hardness(op, a, b):
     op = as_choice("op", op, OPS)
     a, b = as_int("a", a), as_int("b", b)
     if op == "add":
-        return ADD_HARDNESS[min(count_carries(a, b), 3)]
+        return ADD_HARDNESS[min(_carries(a, b), 3)]
     if op == "sub":
-        return SUB_HARDNESS[min(count_borrows(a, b), 3)]
+        return SUB_HARDNESS[min(_borrows(a, b), 3)]
     return MUL_HARDNESS[_mul_level(a, b)]
 
 
@@ -189,7 +201,7 @@ def _bug(op, a, b):
     if a < 0 or b < 0:          # 竖式里的错误观念只针对非负数；负数只会出现在已经算错之后
         return _exact(op, a, b)
     if op == "mul":
-        return a * digit_sum(b)
+        return a * _digit_sum(b)
     out, place = 0, 1
     while a or b:
         da, db = a % 10, b % 10
@@ -211,9 +223,9 @@ def bug_bites(op, a, b):
     if a < 0 or b < 0:
         return False
     if op == "add":
-        return count_carries(a, b) > 0
+        return _carries(a, b) > 0
     if op == "sub":
-        return a < b or count_borrows(a, b) > 0
+        return a < b or _borrows(a, b) > 0
     return b >= 10 and a != 0
 
 

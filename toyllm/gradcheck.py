@@ -25,9 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_choice, as_real
-from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS
+from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS, Problem
 from .exact import correct_paths, expected_reward, log_expected_reward, mean_log_reward
 from .text import display_width, pad
+from .toy_llm import ToyLLM
 
 OBJECTIVES = ("expected_reward", "log_expected_reward", "mean_log_reward")
 """compare_grads 能自己算有限差分的目标函数：J、log J、(1/P) Σ log p_i（见 toyllm.exact）。"""
@@ -97,6 +98,10 @@ def finite_difference_grad(f, params, h=1e-6):
         theta = np.array(params, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"params 必须是数字数组（例如形状 (12, 3) 的 Δ），收到 {type(params).__name__}") from None
+    if theta.size == 0 or theta.ndim == 0 and params is None:
+        raise ValueError(f"params 必须是非空的数字数组（例如形状 (12, 3) 的 Δ），收到 {params!r}")
+    if not np.all(np.isfinite(theta)):
+        raise ValueError(f"params 里不能有 NaN 或无穷，收到 {params!r}"[:200])
     grad = np.zeros_like(theta)
     for i in range(theta.size):
         old = theta.flat[i]
@@ -130,7 +135,16 @@ def objective_function(model, problems, objective="expected_reward", temperature
     【返回】函数 f(params) → float
     【例子】f = objective_function(TrainableLLM(1e9), problems)；f(np.zeros((12, 3))) 就是 exact_pass_at_1
     """
+    if not isinstance(model, ToyLLM):
+        raise TypeError(f"model 必须是 ToyLLM 或 TrainableLLM，收到 {model!r}"[:200])
+    if isinstance(problems, (str, bytes)) or not hasattr(problems, "__iter__"):
+        raise TypeError(f"problems 必须是一串题目（Problem 的列表），收到 {problems!r}"[:200])
+    problems = list(problems)
+    if not problems or not all(isinstance(p, Problem) for p in problems):
+        raise (ValueError if not problems else TypeError)(
+            f"problems 必须是非空的 Problem 列表（例如 make_problem_set(random.Random(0), 20, 3, 8)），收到 {problems!r}"[:200])
     objective = as_choice("objective", objective, OBJECTIVES)
+    temperature = as_real("temperature", temperature, 0.0, low_open=True)
     paths = correct_paths(problems)
     func = _OBJECTIVE_FUNCS[objective]
     size, cot = model.size, model.cot
@@ -194,6 +208,7 @@ def compare_grads(name, mine, reference=None, *, model=None, problems=None, obje
     if not isinstance(name, str):
         raise TypeError(f"name 必须是字符串（打印用的名字），收到 {type(name).__name__}")
     mine = as_grad_array("mine", mine)
+    h = as_real("h", h, 0.0, low_open=True)
     rtol = as_real("rtol", rtol, low=0.0)
     atol = as_real("atol", atol, low=0.0)
     if reference is None or callable(reference):
@@ -223,6 +238,8 @@ def compare_grads(name, mine, reference=None, *, model=None, problems=None, obje
 
 def format_result(result):
     """把 GradCheckResult 排成中文表格（compare_grads 打印的就是它）。"""
+    if not isinstance(result, GradCheckResult):
+        raise TypeError(f"result 必须是 compare_grads 返回的 GradCheckResult，收到 {type(result).__name__}")
     width = max(display_width(CONTEXT_NAMES[key]) for key in CONTEXTS) + 2
     lines = [f"梯度检查：{result.name}",
              f"  {pad('情境', width)}{pad('完全相同', 10)}{pad('在容差内', 10)}最大差异"]
@@ -250,7 +267,8 @@ def diagnose(mine, reference, rtol=1e-5, atol=1e-8):
         （softmax 的梯度 onehot − π 每行和为 0，不为 0 多半是忘了减 π）。
     【例子】diagnose(-g, g) → "整体差一个负号……"
     """
-    mine, reference = np.asarray(mine, dtype=float), np.asarray(reference, dtype=float)
+    mine, reference = as_grad_array("mine", mine), as_grad_array("reference", reference)
+    rtol, atol = as_real("rtol", rtol, low=0.0), as_real("atol", atol, low=0.0)
     if not np.any(reference):
         return ""
     if not np.any(mine):

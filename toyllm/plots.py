@@ -2,14 +2,19 @@
 第 6 讲的标准图：pass@k 曲线、测试时计算曲线、规模曲线、训练前后每个情境的对比、训练曲线、精确值 vs 采样估计。
 
 【思路】每个函数吃的是 toyllm 别的函数直接给出的数据（evaluation.inference_curves、evaluation.scaling_curve、
-    evaluation.compare_exact_sampled、RL 的 History……），画一张中文标注的图，返回 matplotlib 的 Figure。
+    evaluation.compare_exact_sampled、RL 的 History、作业面板的逻辑函数……），画一张中文标注的图。
+    · 统一的约定（和 pandas、seaborn 一样）：单张图的函数有参数 ax=，多张小图的函数有参数 axes=。
+      不给时新建一张固定大小的图（pyplot）；给了就画进你给的坐标轴（不新建图、不改图的大小和排版，
+      也不加总标题 —— 那些归图的主人管）。返回值总是画了东西的坐标轴：单张图返回 Axes，
+      多张小图返回 Axes 的 numpy 数组；要整张图就用 ax.figure。作业的控制面板（toyllm.widgets）
+      正是把自己的坐标轴传进这些函数，所以面板和 notebook 走的是同一条画图的路。
     · 画之前调用 plotstyle.use_chinese_font()：用包里自带的中文字体，没有系统中文字体也能显示；负号用 "-"。
-    · 图的大小是固定的，误差棒是 95% 置信区间（估计值 ± 1.96 × 标准误）。
-    · 函数不调用 plt.show()：notebook 里（%matplotlib inline）单元格结束时自动显示；脚本里可以 fig.savefig(...)。
+    · 误差棒是 95% 置信区间（估计值 ± 1.96 × 标准误）。
+    · 函数不调用 plt.show()：notebook 里（%matplotlib inline）单元格结束时自动显示；脚本里可以 ax.figure.savefig(...)。
 【用法】
     from toyllm.plots import plot_scaling
-    fig = plot_scaling(scaling_curve(problems, np.random.default_rng(0)))
-    fig.savefig("scaling.png")
+    axes = plot_scaling(scaling_curve(problems, np.random.default_rng(0)))
+    axes[0].figure.savefig("scaling.png")
 【Python 小知识】matplotlib.pyplot 在函数里面才导入（延迟导入）：import toyllm 时不会加载 matplotlib。
 """
 
@@ -19,8 +24,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ._checks import as_real
-from .arithmetic import CONTEXT_NAMES, CONTEXTS
+from ._checks import as_choice, as_real
+from .arithmetic import CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES
 from .policy import prob_table
 
 SINGLE = (7.0, 4.5)
@@ -50,6 +55,30 @@ def _plt():
 
     use_chinese_font()
     return plt
+
+
+def _new_or_given(ax, figsize):
+    """ax 为 None 时用 pyplot 新建一张 figsize 大小的图；否则用给的坐标轴。返回 (Figure 或 None, Axes)。"""
+    if ax is None:
+        fig, ax = _plt().subplots(figsize=figsize)
+        return fig, ax
+    if not hasattr(ax, "plot") or not hasattr(ax, "figure"):
+        raise TypeError(f"ax 必须是 matplotlib 的坐标轴（Axes），收到 {ax!r}")
+    from .plotstyle import use_chinese_font
+
+    use_chinese_font()
+    return None, ax
+
+
+def _given_axes(axes, n, example):
+    """检查 axes：至少 n 个 matplotlib 坐标轴（列表或 numpy 数组）。返回一维的 numpy 数组（前 n 个）。"""
+    flat = np.ravel(np.asarray(axes, dtype=object)) if not hasattr(axes, "plot") else np.array([axes], dtype=object)
+    if len(flat) < n or not all(hasattr(a, "plot") and hasattr(a, "figure") for a in flat):
+        raise TypeError(f"axes 必须是至少 {n} 个 matplotlib 坐标轴（例如 {example}），收到 {axes!r}")
+    from .plotstyle import use_chinese_font
+
+    use_chinese_font()
+    return flat[:n]
 
 
 def _context_colors():
@@ -121,13 +150,12 @@ def plot_pass_at_k(curves, title="pass@k 随 k 的变化", ax=None):
 
     【参数】curves：{图例名: {k: 值}}，值可以是 float（例如 exact.exact_pass_at_k 的结果）或 Estimate
         （例如 evaluation.pass_at_k_sampled 的结果，会画 95% 误差棒）；title：标题；
-        ax：画到已有的坐标轴上（默认新建一张图）
-    【返回】matplotlib.figure.Figure
+        ax：画到已有的坐标轴上（默认新建一张 SINGLE 大小的图）
+    【返回】画了图的 Axes
     【例子】plot_pass_at_k({"1B（精确）": exact_pass_at_k(ToyLLM(1e9), problems, (1, 2, 4, 8))})
     """
     curves = _check_mapping("curves", curves, '{"1B": {1: 0.48, 2: 0.69}}')
-    plt = _plt()
-    fig, ax = (plt.subplots(figsize=SINGLE) if ax is None else (ax.figure, ax))
+    _, ax = _new_or_given(ax, SINGLE)
     all_ks = set()
     for label, curve in curves.items():
         curve = _check_mapping(f"curves[{label!r}]", curve, "{1: 0.48, 2: 0.69}")
@@ -147,10 +175,10 @@ def plot_pass_at_k(curves, title="pass@k 随 k 的变化", ax=None):
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
-    return fig
+    return ax
 
 
-def plot_test_time_compute(data, by="metric", title=None):
+def plot_test_time_compute(data, by="metric", title=None, axes=None):
     """
     测试时计算曲线（evaluation.inference_curves 的结果）。
 
@@ -158,21 +186,25 @@ def plot_test_time_compute(data, by="metric", title=None):
         看"小模型多采样"能不能追上大模型；by="model"：每个模型一张小图，里面是三种用法 —— 看同样多的样本，
         有完美验证器、只能投票、验证器会出错，差多少。精确验证器的 best-of-k 和 pass@k 完全相同，所以不再单独画。
         虚线是精确的 pass@k = 1 − (1 − p)^k，误差棒是 95% 置信区间。
-    【参数】data：inference_curves 的返回值；by："metric" 或 "model"；title：总标题（默认自动生成）
-    【返回】Figure
+    【参数】data：inference_curves 的返回值；by："metric" 或 "model"；title：总标题（默认自动生成；给了 axes 时不画）；
+        axes：画到已有的坐标轴上（至少和小图一样多：by="metric" 时 3 个，by="model" 时每个模型 1 个）
+    【返回】画了图的 Axes 的 numpy 数组（每张小图一个）
     """
     data = _check_keys("data", data, ("ks", "models", "verifier_error"), "evaluation.inference_curves")
     if by not in ("metric", "model"):
         raise ValueError(f"by 必须是 'metric' 或 'model'，收到 {by!r}")
-    plt = _plt()
     ks, models = list(data["ks"]), list(data["models"])
     noisy = f"best-of-k（验证器错 {data['verifier_error']:.0%}）"
     metrics = [("pass_at_k", "pass@k（有一个对就算对）"), ("maj_at_k", "maj@k（多数投票）"), ("best_of_k_noisy", noisy)]
     panels = metrics if by == "metric" else models
-    ncols = min(3, len(panels))
-    nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(WIDE[0], 4.2 * nrows), sharey=True, squeeze=False)
-    axes = axes.ravel()
+    fig = None
+    if axes is None:
+        ncols = min(3, len(panels))
+        nrows = math.ceil(len(panels) / ncols)
+        fig, axes = _plt().subplots(nrows, ncols, figsize=(WIDE[0], 4.2 * nrows), sharey=True, squeeze=False)
+        axes = axes.ravel()
+    else:
+        axes = _given_axes(axes, len(panels), "fig.subplots(1, 3)")
     for ax, panel in zip(axes, panels):
         if by == "metric":
             key, name = panel
@@ -196,9 +228,10 @@ def plot_test_time_compute(data, by="metric", title=None):
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     axes[0].set_ylabel("准确率")
-    fig.suptitle(title or f"测试时计算：每道题花 k 个样本（{data.get('problems', '?')} 道题，虚线为精确 pass@k）")
-    _tight_with_suptitle(fig)
-    return fig
+    if fig is not None:
+        fig.suptitle(title or f"测试时计算：每道题花 k 个样本（{data.get('problems', '?')} 道题，虚线为精确 pass@k）")
+        _tight_with_suptitle(fig)
+    return axes[:len(panels)]
 
 
 def _model_label(m):
@@ -213,20 +246,23 @@ def _errorbar(ax, x, y, se, **kw):
 # =============================================================================
 # 规模
 # =============================================================================
-def plot_scaling(data, title=None):
+def plot_scaling(data, title=None, axes=None):
     """
     规模曲线（evaluation.scaling_curve 的结果）：左边是 pass@1 随参数量，右边是每个情境选 correct 的概率。
 
     【思路】横轴是参数量（对数刻度）。线是精确值，带误差棒的点是采样估计（95% 置信区间）。
         右图 12 个情境：蓝色加法、绿色减法、红色乘法，颜色越深越难。
-    【参数】data：scaling_curve 的返回值；title：总标题（默认自动生成）
-    【返回】Figure
+    【参数】data：scaling_curve 的返回值；title：总标题（默认自动生成；给了 axes 时不画）；
+        axes：画到已有的两个坐标轴上（默认新建一张 13 × 5 英寸的图）
+    【返回】两个 Axes 的 numpy 数组 [左图, 右图]
     """
     data = _check_keys("data", data, ("sizes", "exact", "sampled", "sampled_se", "context_exact", "context_sampled",
                                       "context_se", "contexts"), "evaluation.scaling_curve")
-    plt = _plt()
     sizes = np.asarray(data["sizes"], dtype=float)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13.0, 5.0), gridspec_kw={"width_ratios": [1, 1.35]})
+    fig = None
+    if axes is None:
+        fig, axes = _plt().subplots(1, 2, figsize=(13.0, 5.0), gridspec_kw={"width_ratios": [1, 1.35]})
+    ax1, ax2 = axes = _given_axes(axes, 2, "fig.subplots(1, 2)")
     ax1.plot(sizes, data["exact"], color="C0", label="精确值")
     _errorbar(ax1, sizes, data["sampled"], data["sampled_se"], color="C1", ls="none",
               label=f"采样估计（每道题 {data.get('n', '?')} 次）")
@@ -252,58 +288,64 @@ def plot_scaling(data, title=None):
     ax2.set_title("每个情境选「正确」的概率（线：精确，点：采样）")
     ax2.grid(alpha=0.3)
     ax2.legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.suptitle(title or f"规模：{data.get('problems', '?')} 道题上的精确值与采样估计")
-    _tight_with_suptitle(fig)
-    return fig
+    if fig is not None:
+        fig.suptitle(title or f"规模：{data.get('problems', '?')} 道题上的精确值与采样估计")
+        _tight_with_suptitle(fig)
+    return axes
 
 
 # =============================================================================
 # 训练前后、训练曲线
 # =============================================================================
 def plot_context_bars(before, after, labels=("训练前", "训练后"), title="每个情境选「正确」的概率：训练前后",
-                      temperature=1.0):
+                      temperature=1.0, ax=None, values=True):
     """
     训练前后每个情境选 correct 的概率，并排的横条。
 
-    【参数】before、after：两个模型（ToyLLM / TrainableLLM）；labels：两个图例名；title；temperature：≥ 0
-    【返回】Figure
+    【参数】before、after：两个模型（ToyLLM / TrainableLLM）；labels：两个图例名；title；temperature：≥ 0；
+        ax：画到已有的坐标轴上（默认新建一张 8 × 6 英寸的图）；values：是否在横条旁边写出概率
+    【返回】画了图的 Axes
     【例子】plot_context_bars(TrainableLLM(1e9), trained_model)
     """
     for name, m in (("before", before), ("after", after)):
         if not (hasattr(m, "size") and hasattr(m, "cot")):
             raise TypeError(f"{name} 必须是 ToyLLM 或 TrainableLLM，收到 {m!r}")
-    if isinstance(labels, str) or len(labels) != 2:
-        raise ValueError(f"labels 必须是两个图例名，例如 ('训练前', '训练后')，收到 {labels!r}")
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") or len(labels) != 2:
+        raise (ValueError if isinstance(labels, str) or hasattr(labels, "__len__") else TypeError)(
+            f"labels 必须是两个图例名，例如 ('训练前', '训练后')，收到 {labels!r}")
     temperature = as_real("temperature", temperature, low=0.0)
-    plt = _plt()
     p0 = prob_table(before, temperature)[:, 0]
     p1 = prob_table(after, temperature)[:, 0]
     y = np.arange(len(CONTEXTS))[::-1]
-    fig, ax = plt.subplots(figsize=(8.0, 6.0))
+    fig, ax = _new_or_given(ax, (8.0, 6.0))
     ax.barh(y + 0.2, p0, height=0.4, color="C7", label=labels[0])
     ax.barh(y - 0.2, p1, height=0.4, color="C0", label=labels[1])
-    for yy, a, b in zip(y, p0, p1):
+    for yy, a, b in zip(y, p0, p1) if values else ():
         ax.text(b + 0.01, yy - 0.2, f"{b:.2f}", va="center", fontsize=8)
         ax.text(a + 0.01, yy + 0.2, f"{a:.2f}", va="center", fontsize=8, color="0.4")
     ax.set_yticks(y)
     ax.set_yticklabels([CONTEXT_NAMES[key] for key in CONTEXTS])
-    ax.set_xlim(0, 1.12)
+    ax.set_xlim(0, 1.12 if values else 1.0)
     ax.set_xlabel("P(选「正确」)")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)     # 放到图下面，不挡住横条上的数字
-    fig.tight_layout()
-    return fig
+    if fig is not None:
+        fig.tight_layout()
+    return ax
 
 
-def plot_training_curves(history, x="iteration", columns=None, labels=None, title="训练曲线"):
+def plot_training_curves(history, x="iteration", columns=None, labels=None, title="训练曲线", axes=None):
     """
-    训练曲线：历史记录里的每一列画一张小图。
+    训练曲线：历史记录里的每一列画一张小图（也可以几列画在同一张小图里）。
 
     【参数】history：{列名: 一串数}，任何 Mapping 都可以（例如 RL 训练返回的 History）；
-        x：横轴的列名（默认 "iteration"；没有这一列时用 0, 1, 2, …）；columns：要画的列（默认除 x 以外的全部数值列）；
-        labels：{列名: 中文标签}，补充或覆盖 COLUMN_LABELS；title：总标题
-    【返回】Figure
+        x：横轴的列名（默认 "iteration"；没有这一列时用 0, 1, 2, …）；
+        columns：要画的列（默认除 x 以外的全部数值列）；其中一项也可以是几个列名的元组，
+            例如 [("pass1_exact", "pass1_sampled"), "entropy"]：元组里的列画在同一张小图里，带图例；
+        labels：{列名: 中文标签}，补充或覆盖 COLUMN_LABELS；title：总标题（给了 axes 时不画）；
+        axes：画到已有的坐标轴上（至少和小图一样多；默认新建一张图，每行 3 张小图）
+    【返回】画了图的 Axes 的 numpy 数组（每张小图一个）
     【边界】每一列的长度必须和横轴相同；非数值的列（默认时）跳过；指定了不存在的列会报错。
     【例子】plot_training_curves({"iteration": [0, 1, 2], "pass1_exact": [0.48, 0.52, 0.55]})
     """
@@ -319,32 +361,42 @@ def plot_training_curves(history, x="iteration", columns=None, labels=None, titl
     else:
         if isinstance(columns, str) or not isinstance(columns, Sequence):
             raise TypeError(f"columns 必须是列名的列表，收到 {columns!r}")
-        for c in columns:
-            if c not in history:
-                raise ValueError(f"history 里没有列 {c!r}；有的列：{list(history)}")
+        if not columns:
+            raise ValueError("columns 不能是空的：至少要画一列")
+        for c in (c for group in columns for c in (group if isinstance(group, tuple) else (group,))):
+            if not isinstance(c, str) or c not in history:
+                raise ValueError(f"columns 里的列 {c!r} 不在 history 里；有的列：{list(history)}")
     if not columns:
         raise ValueError("history 里没有可以画的数值列")
-    series = {c: _numeric(c, history[c]) for c in columns}
+    panels = [group if isinstance(group, tuple) else (group,) for group in columns]
+    series = {c: _numeric(c, history[c]) for group in panels for c in group}
     if xs is None:
         xs = np.arange(len(next(iter(series.values()))))
     for c, ys in series.items():
         if len(ys) != len(xs):
             raise ValueError(f"列 {c!r} 有 {len(ys)} 个数，横轴 {x!r} 有 {len(xs)} 个，长度必须相同")
-    plt = _plt()
-    ncols = min(3, len(columns))
-    nrows = math.ceil(len(columns) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(WIDE[0], 3.3 * nrows), squeeze=False)
-    axes = axes.ravel()
-    for ax, c in zip(axes, columns):
-        ax.plot(xs, series[c], color="C0")
-        ax.set_title(names.get(c, c))
+    fig = None
+    if axes is None:
+        ncols = min(3, len(panels))
+        nrows = math.ceil(len(panels) / ncols)
+        fig, axes = _plt().subplots(nrows, ncols, figsize=(WIDE[0], 3.3 * nrows), squeeze=False)
+        axes = axes.ravel()
+    else:
+        axes = _given_axes(axes, len(panels), "fig.subplots(1, 2)")
+    for ax, group in zip(axes, panels):
+        for i, c in enumerate(group):
+            ax.plot(xs, series[c], color=f"C{i}", label=names.get(c, c))
+        ax.set_title("、".join(names.get(c, c) for c in group))
         ax.set_xlabel(names.get(x, x))
         ax.grid(alpha=0.3)
-    for ax in axes[len(columns):]:
+        if len(group) > 1:
+            ax.legend(fontsize=8)
+    for ax in axes[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle(title)
-    _tight_with_suptitle(fig)
-    return fig
+    if fig is not None:
+        fig.suptitle(title)
+        _tight_with_suptitle(fig)
+    return axes[:len(panels)]
 
 
 def _is_numeric(values):
@@ -368,12 +420,13 @@ def _numeric(name, values):
 # =============================================================================
 # 精确值 vs 采样估计
 # =============================================================================
-def plot_exact_vs_sampled(results, title="精确 pass@1 与采样估计（95% 置信区间）"):
+def plot_exact_vs_sampled(results, title="精确 pass@1 与采样估计（95% 置信区间）", ax=None):
     """
     几个模型的精确 pass@1（横线）和采样估计（带误差棒的点）。
 
-    【参数】results：evaluation.compare_exact_sampled 结果的列表（每个模型一个）；title
-    【返回】Figure
+    【参数】results：evaluation.compare_exact_sampled 结果的列表（每个模型一个）；title；
+        ax：画到已有的坐标轴上（默认新建一张 SINGLE 大小的图）
+    【返回】画了图的 Axes
     【例子】plot_exact_vs_sampled([compare_exact_sampled(ToyLLM(s), problems, 16, rng) for s in (1e8, 1e9, 1e10)])
     """
     if isinstance(results, (str, bytes)) or not isinstance(results, Sequence) or not results:
@@ -381,8 +434,7 @@ def plot_exact_vs_sampled(results, title="精确 pass@1 与采样估计（95% �
     for r in results:
         if not all(hasattr(r, a) for a in ("name", "exact", "sampled")):
             raise TypeError(f"results 里的每一项都必须是 compare_exact_sampled 的结果，收到 {r!r}")
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=SINGLE)
+    fig, ax = _new_or_given(ax, SINGLE)
     x = np.arange(len(results))
     for i, r in enumerate(results):
         ax.hlines(r.exact, i - 0.3, i + 0.3, color="k", lw=2, label="精确值" if i == 0 else None)
@@ -396,9 +448,91 @@ def plot_exact_vs_sampled(results, title="精确 pass@1 与采样估计（95% �
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="lower right")
-    fig.tight_layout()
-    return fig
+    if fig is not None:
+        fig.tight_layout()
+    return ax
 
 
-__all__ = ["COLUMN_LABELS", "SINGLE", "WIDE", "plot_context_bars", "plot_exact_vs_sampled", "plot_pass_at_k",
-           "plot_scaling", "plot_test_time_compute", "plot_training_curves"]
+# =============================================================================
+# 作业面板的图：REINFORCE 梯度估计、pass@k 的两种估计
+# =============================================================================
+def plot_gradient_estimates(result, axes=None):
+    """
+    REINFORCE 梯度估计 vs 精确梯度（作业一的面板，数据来自 widgets.run_gradient_dashboard_logic）。
+
+    【思路】左：每个情境（所选做法那一列）的精确梯度（灰条），无基线和留一法基线两种估计的平均 ± 标准差；
+        右：所选情境、所选做法那个数的 repeats 次估计的直方图，竖线是精确值。
+    【参数】result：run_gradient_dashboard_logic 的结果（属性 exact、none、rloo、context、procedure）；
+        axes：画到已有的两个坐标轴上（默认新建一张 12 × 4.6 英寸的图）
+    【返回】两个 Axes 的 numpy 数组 [左图, 右图]
+    """
+    if not all(hasattr(result, a) for a in ("exact", "none", "rloo", "context", "procedure")):
+        raise TypeError(f"result 必须是 run_gradient_dashboard_logic 的结果，收到 {result!r}")
+    if axes is None:
+        fig, axes = _plt().subplots(1, 2, figsize=(12.0, 4.6), gridspec_kw={"width_ratios": [1.25, 1]})
+        fig.subplots_adjust(left=0.15, right=0.98, bottom=0.12, top=0.92, wspace=0.25)
+    ax1, ax2 = axes = _given_axes(axes, 2, "fig.subplots(1, 2)")
+    exact, none, rloo = result.exact, result.none, result.rloo
+    c, j = CONTEXTS.index(result.context), PROCEDURES.index(result.procedure)
+    y = np.arange(len(CONTEXTS))[::-1]
+    ax1.barh(y, exact[:, j], height=0.6, color="0.75", label="精确梯度")
+    ax1.errorbar(none[:, :, j].mean(axis=0), y + 0.15, xerr=none[:, :, j].std(axis=0, ddof=1), fmt="o", ms=4,
+                 color="C3", capsize=2, label="无基线：平均 ± 标准差")
+    ax1.errorbar(rloo[:, :, j].mean(axis=0), y - 0.15, xerr=rloo[:, :, j].std(axis=0, ddof=1), fmt="s", ms=4,
+                 color="C0", capsize=2, label="留一法基线：平均 ± 标准差")
+    ax1.legend(fontsize=8, loc="upper right")
+    ax1.set_yticks(y)
+    ax1.set_yticklabels([CONTEXT_NAMES[k] for k in CONTEXTS], fontsize=8)
+    ax1.axvline(0, color="k", lw=0.8)
+    ax1.set_xlabel(f"∂J / ∂Δ（做法：{PROCEDURE_NAMES[result.procedure]}）")
+    ax1.set_title("每个情境的梯度：精确值与 REINFORCE 估计")
+    a, b = none[:, c, j], rloo[:, c, j]
+    bins = np.linspace(min(a.min(), b.min()), max(a.max(), b.max()), 31)
+    ax2.hist(a, bins=bins, alpha=0.55, color="C3", histtype="stepfilled", label="无基线")
+    ax2.hist(b, bins=bins, alpha=0.55, color="C0", histtype="stepfilled", label="留一法基线")
+    ax2.axvline(exact[c, j], color="k", lw=1.5, label="精确值")
+    ax2.set_title(f"「{CONTEXT_NAMES[result.context]}」的 {len(a)} 次估计")
+    ax2.set_xlabel("梯度估计")
+    ax2.set_ylabel("次数")
+    ax2.legend(fontsize=8)
+    return axes
+
+
+ESTIMATOR_NAMES = {"unbiased": "无偏估计 1 − C(n−c, k)/C(n, k)", "biased": "有偏估计 1 − (1 − c/n)^k", "both": "两种都画"}
+"""pass@k 估计方法的中文名（作业二面板的下拉框）。"""
+
+
+def plot_pass_at_k_estimates(result, estimator="both", ax=None):
+    """
+    从 n 份样本估计 pass@k：精确值（黑线）和无偏 / 有偏估计的平均 ± 1 个标准差（作业二的面板）。
+
+    【参数】result：widgets.run_passk_dashboard_logic 的结果（属性 ks、exact、unbiased、biased、n）；
+        estimator："unbiased" / "biased" / "both"；ax：画到已有的坐标轴上（默认新建一张 8 × 4.6 英寸的图）
+    【返回】画了图的 Axes
+    """
+    if not all(hasattr(result, a) for a in ("ks", "exact", "unbiased", "biased", "n")):
+        raise TypeError(f"result 必须是 run_passk_dashboard_logic 的结果，收到 {result!r}")
+    estimator = as_choice("estimator", estimator, tuple(ESTIMATOR_NAMES))
+    fig, ax = _new_or_given(ax, (8.0, 4.6))
+    ks = result.ks
+    ax.plot(ks, [result.exact[k] for k in ks], color="k", lw=2, marker="o", label="精确值 1 − (1 − p)^k")
+    for key, arr, color in (("unbiased", result.unbiased, "C0"), ("biased", result.biased, "C3")):
+        if estimator in (key, "both"):
+            m, s = arr.mean(axis=0), arr.std(axis=0, ddof=1)
+            ax.plot(ks, m, color=color, marker="s", ms=4, label=ESTIMATOR_NAMES[key] + "（平均）")
+            ax.fill_between(ks, m - s, m + s, color=color, alpha=0.2)
+    _log2_axis(ax, ks)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("k")
+    ax.set_ylabel("pass@k")
+    ax.set_title(f"从 n = {result.n} 份样本估计 pass@k（带子：±1 个标准差）")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    if fig is not None:
+        fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.92)
+    return ax
+
+
+__all__ = ["COLUMN_LABELS", "ESTIMATOR_NAMES", "SINGLE", "WIDE", "plot_context_bars", "plot_exact_vs_sampled",
+           "plot_gradient_estimates", "plot_pass_at_k", "plot_pass_at_k_estimates", "plot_scaling",
+           "plot_test_time_compute", "plot_training_curves"]

@@ -47,8 +47,8 @@ def _as_vector(name, values, *, positive=False):
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"{name} 必须是一串实数（list 或一维 numpy 数组），收到 {values!r}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} 必须是一维的（一串数），收到形状 {arr.shape}")
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} 必须是一维的、非空的一串数，收到形状 {arr.shape}")
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.argmax(bad))
@@ -240,9 +240,11 @@ def reach_target(history, target, column="pass1_exact"):
     if not isinstance(history, Mapping):
         raise TypeError(f"history 必须是训练记录（toyllm.rl.train 返回的 History，或 dict），收到 {type(history).__name__}")
     target = as_real("target", target)
+    if not isinstance(column, str):
+        raise TypeError(f"column 必须是列名（字符串），收到 {column!r}")
     missing = [c for c in ("iteration", "samples", column) if c not in history]
     if missing:
-        raise ValueError(f"history 里缺少这些列：{missing}；有的列是 {list(history)}")
+        raise ValueError(f"history 里缺少这些列：{missing}（column = {column!r}）；有的列是 {list(history)}")
     its, samples, values = history["iteration"], history["samples"], history[column]
     if not len(its) == len(samples) == len(values):
         raise ValueError(f"history 的 iteration、samples、{column} 三列长度必须相同，"

@@ -6,6 +6,7 @@
 """
 
 import math
+import numbers
 import unicodedata
 
 from ._checks import as_int, as_real
@@ -15,15 +16,22 @@ def mean(xs):
     """
     平均数。
 
-    【参数】xs：任意可迭代的数（list、生成器都可以）
+    【参数】xs：任意可迭代的数（list、生成器都可以；True / False 算 1 / 0）
     【返回】float
-    【边界】xs 为空时报 ValueError（空集合没有平均数）。
+    【边界】xs 为空、有 NaN / 无穷时报 ValueError（空集合没有平均数；NaN 的平均没有意义），有不是数的项时报 TypeError。
     【例子】mean([1, 2, 3]) → 2.0；mean(x * x for x in range(3)) → 1.666…
     【Python 小知识】math.fsum 比 sum 更精确：它在求和过程中不丢失低位的舍入误差。
     """
+    if isinstance(xs, (str, bytes)) or not hasattr(xs, "__iter__"):
+        raise TypeError(f"xs 必须是一串数（list、生成器……），收到 {xs!r}")
     xs = list(xs)
     if not xs:
         raise ValueError("mean 的参数 xs 不能为空（空集合没有平均数）")
+    for i, x in enumerate(xs):
+        if not isinstance(x, numbers.Real):
+            raise TypeError(f"xs 里的每一项都必须是数，第 {i} 项是 {x!r}（类型 {type(x).__name__}）")
+        if not math.isfinite(x):
+            raise ValueError(f"xs 里不能有 NaN 或无穷，第 {i} 项是 {x!r}")
     return math.fsum(xs) / len(xs)
 
 

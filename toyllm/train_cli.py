@@ -130,7 +130,7 @@ def plot_history(hist, path, title=None):
     skip = {"reward"} if (hist.config or {}).get("reward", "outcome") == "outcome" else set()   # 结果奖励 = 采样 pass@1
     columns = [c for c in ("pass1_exact", "pass1_sampled", "reward", "entropy", "kl_exact", "clip_high", "clip_low",
                            "zero_std") if c in hist and c not in skip]
-    fig = plot_training_curves(hist, columns=columns, title=title or "训练曲线")
+    fig = plot_training_curves(hist, columns=columns, title=title or "训练曲线")[0].figure
     fig.savefig(path, dpi=110)
     import matplotlib.pyplot as plt
     plt.close(fig)

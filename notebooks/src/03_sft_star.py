@@ -131,9 +131,9 @@ plt.show()
 # 输出的最后一行指出两者差得最多的情境。
 
 # %%
-fig = plot_context_bars(base, student, labels=("SFT 前", "SFT 后（200 个 epoch）"),
-                        title="SFT：每个情境选「正确」的概率")
-fig.tight_layout()
+ax = plot_context_bars(base, student, labels=("SFT 前", "SFT 后（200 个 epoch）"),
+                       title="SFT：每个情境选「正确」的概率")
+ax.figure.tight_layout()
 plt.show()
 
 p_before, p_after, p_teacher = prob_table(base)[:, 0], prob_table(student)[:, 0], prob_table(teacher)[:, 0]

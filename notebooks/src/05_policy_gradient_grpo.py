@@ -292,9 +292,9 @@ print(f"GRPO：前 10 次迭代平均 {np.mean(h['zero_std'][:10]):.3f}，最后
 # 看图：原来 P(正确) 越低的情境，提高得越多（输出第二行是两者的相关系数）。
 
 # %%
-fig = plot_context_bars(base, trained, labels=("训练前（1B）", f"GRPO {iters} 次迭代以后"),
-                        title="GRPO：每个情境选「正确」的概率")
-fig.tight_layout()
+ax = plot_context_bars(base, trained, labels=("训练前（1B）", f"GRPO {iters} 次迭代以后"),
+                       title="GRPO：每个情境选「正确」的概率")
+ax.figure.tight_layout()
 plt.show()
 gain = prob_table(trained)[:, 0] - prob_table(base)[:, 0]
 print(f"提高最多的情境：{CONTEXT_NAMES[CONTEXTS[int(np.argmax(gain))]]}（+{gain.max():.3f}）；"
