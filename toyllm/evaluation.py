@@ -185,6 +185,8 @@ def verify(answers, truth, error_rate=0.0, rng=None):
     【例子】verify([3, 4, 3], 3) → [1, 0, 1]
     """
     answers = _as_list("answers", answers)
+    if isinstance(truth, (bool, np.bool_)) or not isinstance(truth, (int, np.integer)):
+        raise TypeError(f"truth（正确答案）必须是一个整数，收到 {truth!r}（类型 {type(truth).__name__}）")
     error_rate = as_real("error_rate", error_rate, 0.0, 1.0)
     right = np.array([a == truth for a in answers], dtype=bool)
     return _noisy(right, error_rate, rng).astype(int).tolist()

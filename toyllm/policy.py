@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from ._checks import as_real
+from ._checks import as_int, as_real
 from .arithmetic import CONTEXTS
 from .toy_llm import NO_COT_PENALTY, ToyLLM, base_logits
 from .trainable import TrainableLLM
@@ -67,6 +67,7 @@ def logit_table(model, step_index=0):
     【边界】model 不是 ToyLLM、或重写了逐步 logits 的子类：TypeError（见 check_table_model）。
     """
     check_table_model(model)
+    step_index = as_int("step_index", step_index, low=0)
     table = base_logit_table(model.size)
     params = getattr(model, "params", None)
     if params is not None:
@@ -109,8 +110,8 @@ def _as_logits(logits):
         raise TypeError(f"logits 必须是数的数组，收到 {logits!r}") from None
     if z.ndim == 0 or z.shape[-1] == 0:
         raise ValueError(f"logits 至少要有一维、最后一维不能为空，收到形状 {z.shape}")
-    if np.isnan(z).any():
-        raise ValueError("logits 里有 NaN")
+    if not (z < np.inf).all():                 # NaN 和 +inf 都会让 softmax 得到 NaN；−inf 是合法的（概率 0）
+        raise ValueError("logits 里有 NaN 或 +inf（softmax 会得到 NaN）；−inf 可以，表示概率 0")
     return z
 
 

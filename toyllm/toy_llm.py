@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from ._checks import as_int, as_real, as_rng
-from .arithmetic import CONTEXT_INDEX, CONTEXTS, OPS, PROCEDURES, apply_op, step_hardness
+from .arithmetic import CONTEXT_INDEX, CONTEXTS, OPS, PROCEDURES, Problem, apply_op, step_hardness
 from .text import fmt_size
 
 REF_SIZE = 1e9
@@ -130,6 +130,8 @@ class ToyLLM:
         if not isinstance(cot, bool):
             raise TypeError(f"cot 必须是 True 或 False，收到 {cot!r}")
         self.cot = cot
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name（显示用的名字）必须是字符串或 None，收到 {name!r}（类型 {type(name).__name__}）")
         self.name = name if name is not None else fmt_size(self.size) + ("" if cot else "（无思维链）")
 
     def __repr__(self):
@@ -180,6 +182,8 @@ class ToyLLM:
         【返回】Sample(values, procs, correct)
         """
         rng = as_rng("rng", rng)
+        if not isinstance(problem, Problem):
+            raise TypeError(f"problem 必须是 Problem（例如 make_problem_set(...) 里的一道题），收到 {type(problem).__name__}")
         values, procs = [], []
         x = problem.start
         for i, step in enumerate(problem.steps):
