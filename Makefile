@@ -12,7 +12,9 @@
 # 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'
 
 PYTHON ?= python3
-PYTHON_MIN ?= python3.10
+# 最老的支持版本 Python 3.10：先找 PATH 上的 python3.10，再找 pyenv 装的
+PYTHON_MIN ?= $(firstword $(shell for p in python3.10 $$(pyenv root 2>/dev/null)/versions/3.10*/bin/python3.10; do \
+	"$$p" -c '' 2>/dev/null && echo "$$p"; done) python3.10)
 VENV ?= .venv
 VPY := $(VENV)/bin/python
 CONSTRAINTS ?= constraints.txt
@@ -107,7 +109,14 @@ site: $(VENV)/.stamp-site
 		--warningiserror --keep-going
 	@echo ">>> 网站在 $(SITE_OUT)/_build/html/（直接打开 index.html，或者 python3 -m http.server -d $(SITE_OUT)/_build/html）"
 
-# Voilà：dashboards/ 里的 notebook 只调用 toyllm.widgets 的面板（参考实现），网页上只有控件和图、没有代码。
+# Voilà：dashboards/ 里每个 notebook 只调用 toyllm.widgets 的一个面板（参考实现），网页上只有控件和图、没有代码。
+# 默认是作业三的 GRPO 面板；别的：make voila DASHBOARD=hw1_gradient（或 hw2_passk）。
+# 模板 toyllm-offline（dashboards/jupyter/voila/templates/）= Voilà 的 lab 模板去掉 CDN 上的图标字体：完全离线。
+DASHBOARD ?= hw3_grpo
+VOILA_ARGS = dashboards/$(DASHBOARD).ipynb --template=toyllm-offline --Voila.ip=127.0.0.1
+
 voila: $(VENV)/.stamp-voila $(VENV)/.stamp-notebook
-	@echo ">>> 正在启动 Voilà（Ctrl+C 退出）。在浏览器打开下面打印的 http://localhost:$(VOILA_PORT)/ ，点一个面板"
-	$(VENV)/bin/voila dashboards/ --port=$(VOILA_PORT) --no-browser --Voila.ip=127.0.0.1
+	@echo ">>> 正在启动 Voilà（Ctrl+C 退出）：面板 dashboards/$(DASHBOARD).ipynb。"
+	@echo "    在浏览器打开 http://localhost:$(VOILA_PORT)/ （启动后第一次打开要等几秒：面板在算第一张图）"
+	JUPYTER_PATH="$(CURDIR)/dashboards/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH}" \
+		$(VENV)/bin/voila $(VOILA_ARGS) --port=$(VOILA_PORT) --no-browser
