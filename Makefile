@@ -19,13 +19,16 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 CONSTRAINTS ?= constraints.txt
 PIP_FLAGS ?=
+# UV=路径/uv 时改用 uv 安装（快得多；CI 用，见 .ci/run），否则用 pip
+UV ?=
 PYTEST_ARGS ?=
 SITE_OUT ?= site
 VOILA_PORT ?= 8866
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+comma := ,
 
-.PHONY: lab test demo homework bench venv clean-venv site voila lock test-latest test-min
+.PHONY: lab test demo homework bench venv clean-venv site voila lock test-latest test-min print-python-min
 
 # 虚拟环境：每组 extras 一个标记文件（.venv/.stamp-notebook、.venv/.stamp-dev ……），所以 make lab 建的
 # 环境（只有 notebook）再 make test 时会补装 dev 的依赖。pyproject.toml 或锁文件比标记新、或者 .venv 里的
@@ -37,7 +40,8 @@ $(VENV)/.stamp-%: pyproject.toml $(CONSTRAINTS)
 		$(PYTHON) -m venv $(VENV) || exit 1; \
 	fi
 	@echo ">>> 安装 toyllm[$*] 到 $(VENV)$(if $(CONSTRAINTS),（版本按 $(CONSTRAINTS)）)。第一次要下载几百 MB，需要几分钟；以后就不用了"
-	$(VPY) -m pip install --progress-bar on $(if $(CONSTRAINTS),-c $(CONSTRAINTS)) $(PIP_FLAGS) -e '.[$*]'
+	$(if $(UV),$(UV) pip install --python $(VPY),$(VPY) -m pip install --progress-bar on) \
+		$(if $(CONSTRAINTS),-c $(CONSTRAINTS)) $(PIP_FLAGS) -e '.[$*]'
 	@touch $@
 
 venv: $(VENV)/.stamp-dev
@@ -89,15 +93,21 @@ test-latest:
 	$(MAKE) --no-print-directory test VENV=.venv-latest CONSTRAINTS=
 
 # 最低版本：用 $(PYTHON_MIN)（最老的支持版本）和 uv 的 --resolution lowest-direct，让每个直接依赖正好装在
-# pyproject.toml 写的下限上（间接依赖取能配合的最新版）；先核对确实装的是下限，再跑和 make test 一样的测试。
+# pyproject.toml 写的下限上（间接依赖取能配合的最新版）；先核对确实装的是下限，再跑和 make test 一样的测试
+# （也装 site 和 voila：课程网站和 Voilà 的浏览器测试也在最低版本上跑）。
+MIN_EXTRAS ?= dev site voila
 test-min:
 	rm -rf .venv-min
 	$(PYTHON_MIN) -m venv .venv-min
 	.venv-min/bin/python -m pip install --quiet -c $(CONSTRAINTS) uv
-	.venv-min/bin/python -m uv pip install --python .venv-min/bin/python --resolution lowest-direct -e '.[dev]'
-	.venv-min/bin/python .ci/versions.py lower-bounds dev
+	.venv-min/bin/python -m uv pip install --python .venv-min/bin/python --resolution lowest-direct \
+		-e '.[$(subst $(eval) ,$(comma),$(MIN_EXTRAS))]'
+	.venv-min/bin/python .ci/versions.py lower-bounds $(MIN_EXTRAS)
 	@touch .venv-min/.stamp-dev
 	$(MAKE) --no-print-directory test VENV=.venv-min CONSTRAINTS=
+
+print-python-min:
+	@echo $(PYTHON_MIN)
 
 # ---------------------------------------------------------------------------------------------------
 # 课程网站和上课用的控制面板

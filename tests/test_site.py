@@ -16,15 +16,14 @@
 import functools
 import http.server
 import re
-import shutil
 import subprocess
-import sys
 import threading
 import urllib.parse
 from pathlib import Path
 
 import pytest
-from test_browser import ARTIFACTS, CHROMIUM_ARGS, _unavailable
+from browser_offline import offline_context, require
+from test_browser import ARTIFACTS
 
 pytestmark = pytest.mark.browser
 
@@ -39,23 +38,10 @@ PAGES = ["site/index.html", "lectures/lecture01_toy_llm.html", "lectures/lecture
            for p in sorted((ROOT / "notebooks" / "homework" / "release").glob("*.ipynb"))]]
 
 
-def _jupyter_book():
-    exe = Path(sys.executable).parent / "jupyter-book"
-    if not exe.exists():
-        _unavailable("没有安装 jupyter-book（pip install -e '.[site]'；make site 会自动装）")
-    if shutil.which("chromium") is None:
-        _unavailable("找不到 chromium（Debian / Ubuntu：apt-get install -y chromium fonts-noto-cjk）")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _unavailable("没有安装 playwright（pip install playwright；不需要 playwright install）")
-    return exe
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """把网站构建到临时目录，返回 html 目录。构建命令和 make site 相同。"""
-    exe = _jupyter_book()
+    exe = require("jupyter-book", "site")
     out = tmp_path_factory.mktemp("site")
     proc = subprocess.run([str(exe), "build", ".", "--config", "site/_config.yml", "--toc", "site/_toc.yml",
                            "--path-output", str(out), "--warningiserror", "--keep-going"],
@@ -86,18 +72,6 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 def test_html_does_not_point_at_a_cdn_for_mathjax(site):
     page = (site / "lectures" / "lecture06_scaling_rl.html").read_text(encoding="utf-8")
     scripts = re.findall(r'<script[^>]*src="([^"]+)"', page)
@@ -121,25 +95,14 @@ def test_internal_links_point_at_pages_that_exist(site):
     assert ".ipynb\"" not in lecture
 
 
-def test_every_page_offline_formulas_images_toc(server, browser):
+def test_every_page_offline_formulas_images_toc(server):
     blocked = []
-    context = browser.new_context(viewport={"width": 1300, "height": 900}, locale="zh-CN")
-
-    def route(r):
-        host = urllib.parse.urlsplit(r.request.url).hostname
-        if host == "127.0.0.1":
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
     ARTIFACTS.mkdir(exist_ok=True)
     typeset = {}
     images = {}
-    try:
+    with offline_context(blocked, viewport=(1300, 900)) as context:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
         for path in PAGES:
             page.goto(f"{server}/{path}", wait_until="load")
             assert page.evaluate("document.documentElement.lang").startswith("zh"), f"{path} 的语言不是中文"
@@ -163,8 +126,6 @@ def test_every_page_offline_formulas_images_toc(server, browser):
             if path == "lectures/lecture06_scaling_rl.html":
                 toc = page.locator("nav.bd-docs-nav a.reference").all_inner_texts()
                 page.screenshot(path=str(ARTIFACTS / "site_lecture06.png"))
-    finally:
-        context.close()
 
     assert not blocked, f"网站向外发了请求（都被拦下了）：{sorted(set(blocked))[:10]}"
     # 讲义和首页的公式都排好了版；讲义 06 的 7 张图、讲课 notebook 的输出图都在

@@ -10,16 +10,14 @@
 """
 
 import os
-import shutil
 import subprocess
-import sys
 import time
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import pytest
-from test_browser import ARTIFACTS, CHROMIUM_ARGS, _free_port, _unavailable
+from browser_offline import offline_context, require
+from test_browser import ARTIFACTS, _free_port
 
 pytestmark = pytest.mark.browser
 
@@ -53,15 +51,7 @@ DASHBOARD_CASES = [("hw1_gradient", "每题样本数 n"), ("hw2_passk", "每题�
 def voila(request, tmp_path):
     """和 make voila 一样启动 Voilà（同样的参数、同样的离线模板），返回 (网址, 滑块名字, 面板名)。"""
     dashboard, slider = request.param
-    exe = Path(sys.executable).parent / "voila"
-    if not exe.exists():
-        _unavailable("没有安装 voila（pip install -e '.[voila]'；make voila 会自动装）")
-    if shutil.which("chromium") is None:
-        _unavailable("找不到 chromium（Debian / Ubuntu：apt-get install -y chromium fonts-noto-cjk）")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _unavailable("没有安装 playwright（pip install playwright；不需要 playwright install）")
+    exe = require("voila", "voila")
     port = _free_port()
     jupyter_path = os.pathsep.join(filter(None, [str(DASHBOARDS / "jupyter"), os.environ.get("JUPYTER_PATH")]))
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
@@ -106,23 +96,10 @@ FIGURE = "() => { const i = [...document.querySelectorAll('.widget-output img')]
 
 
 def test_moving_a_slider_redraws_the_figure(voila):
-    from playwright.sync_api import sync_playwright
-
     base, label, dashboard = voila
     ARTIFACTS.mkdir(exist_ok=True)
     blocked = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1300, "height": 1000}, locale="zh-CN")
-
-        def route(r):
-            if urllib.parse.urlsplit(r.request.url).hostname == "127.0.0.1":
-                r.continue_()
-            else:
-                blocked.append(r.request.url)
-                r.abort()
-
-        context.route("**/*", route)
+    with offline_context(blocked) as context:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         try:
@@ -148,7 +125,4 @@ def test_moving_a_slider_redraws_the_figure(voila):
         except Exception:
             page.screenshot(path=str(ARTIFACTS / f"voila_{dashboard}_failure.png"), full_page=True)
             raise
-        finally:
-            context.close()
-            browser.close()
     assert not blocked, f"Voilà 页面向外发了请求（都被拦下了）：{sorted(set(blocked))[:10]}"
