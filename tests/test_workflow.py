@@ -107,3 +107,48 @@ def test_pip_download_cache_is_keyed_on_the_lock(job):
 def test_triggers(workflow):
     triggers = workflow.get("on", workflow.get(True))          # YAML 1.1 把不加引号的 on 读成 True
     assert {"push", "pull_request"} <= set(triggers), triggers
+
+
+# ---------------------------------------------------------------------------------------------------
+# Makefile：每组 extras 一个标记文件 —— make lab 建的环境（只有 notebook）再 make test 时补装 dev
+# ---------------------------------------------------------------------------------------------------
+def _make_dry_run(target, venv):
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("没有 make")
+    out = subprocess.run(["make", "-n", "--no-print-directory", target, f"VENV={venv}"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _fake_venv(tmp_path, *extras):
+    """一个"已经装好了 extras"的虚拟环境：bin/python 指向当前解释器，标记文件比 pyproject.toml 和锁文件新。"""
+    import os
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    newer = max((ROOT / "pyproject.toml").stat().st_mtime, (ROOT / "constraints.txt").stat().st_mtime) + 10
+    for extra in extras:
+        stamp = venv / f".stamp-{extra}"
+        stamp.touch()
+        os.utime(stamp, (newer, newer))
+    return venv
+
+
+def test_make_lab_installs_only_the_notebook_extra(tmp_path):
+    venv = _fake_venv(tmp_path)
+    commands = _make_dry_run("lab", venv)
+    assert "-c constraints.txt" in commands and "-e '.[notebook]'" in commands
+    assert "'.[dev]'" not in commands and "jupyter lab" in commands
+
+
+def test_make_test_after_make_lab_installs_the_dev_extra(tmp_path):
+    venv = _fake_venv(tmp_path, "notebook")
+    assert "-e '.[dev]'" in _make_dry_run("test", venv)
+    assert "pip install" not in _make_dry_run("lab", venv)
+    venv_dev = _fake_venv(tmp_path / "dev", "dev")
+    assert "pip install" not in _make_dry_run("test", venv_dev)
