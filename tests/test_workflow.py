@@ -113,12 +113,17 @@ def test_triggers(workflow):
 # Makefile：每组 extras 一个标记文件 —— make lab 建的环境（只有 notebook）再 make test 时补装 dev
 # ---------------------------------------------------------------------------------------------------
 def _make_dry_run(target, venv):
+    import os
     import shutil
     import subprocess
 
     if shutil.which("make") is None:
         pytest.skip("没有 make")
-    out = subprocess.run(["make", "-n", "--no-print-directory", target, f"VENV={venv}"], cwd=ROOT,
+    # 在 make 里面运行测试时（例如 make test-min 调用的 make test VENV=.venv-min CONSTRAINTS=），外层 make 的
+    # 命令行变量经 MAKEFLAGS 传给子进程；这里要的是"用户直接在仓库里敲 make"的样子，所以去掉它们。
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "CONSTRAINTS", "UV", "PIP_FLAGS", "VENV"}}
+    out = subprocess.run(["make", "-n", "--no-print-directory", target, f"VENV={venv}"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return out.stdout
