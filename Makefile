@@ -84,11 +84,14 @@ lock: $(VENV)/.stamp-lock
 		--custom-compile-command "make lock" --annotation-style line --upgrade -o constraints.txt
 	@echo ">>> 已更新 constraints.txt；请运行 make test（CI 就用这些版本）"
 
-# 最新版：每次都升级到最新；先列出和锁文件不同的版本（不隐藏差别），再跑和 make test 一样的测试。
+# 最新版：每次都升级到最新（也装 site 和 voila，课程网站和 Voilà 的测试一起跑）；先列出和锁文件不同的版本
+# （不隐藏差别），再跑和 make test 一样的测试。
+LATEST_EXTRAS ?= dev,site,voila
 test-latest:
-	rm -f .venv-latest/.stamp-dev
-	$(MAKE) --no-print-directory .venv-latest/.stamp-dev VENV=.venv-latest CONSTRAINTS= \
+	rm -f .venv-latest/.stamp-*
+	$(MAKE) --no-print-directory .venv-latest/.stamp-$(LATEST_EXTRAS) VENV=.venv-latest CONSTRAINTS= \
 		PIP_FLAGS="--upgrade --upgrade-strategy eager"
+	@touch .venv-latest/.stamp-dev
 	.venv-latest/bin/python .ci/versions.py diff constraints.txt
 	$(MAKE) --no-print-directory test VENV=.venv-latest CONSTRAINTS=
 
