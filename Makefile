@@ -130,6 +130,6 @@ VOILA_ARGS = dashboards/$(DASHBOARD).ipynb --template=toyllm-offline --Voila.ip=
 
 voila: $(VENV)/.stamp-voila $(VENV)/.stamp-notebook
 	@echo ">>> 正在启动 Voilà（Ctrl+C 退出）：面板 dashboards/$(DASHBOARD).ipynb。"
-	@echo "    在浏览器打开 http://localhost:$(VOILA_PORT)/ （启动后第一次打开要等几秒：面板在算第一张图）"
+	@echo "    在浏览器打开 Voilà 下面打印的 http://127.0.0.1:$(VOILA_PORT)/ （第一次打开要等几秒：面板在算第一张图）"
 	JUPYTER_PATH="$(CURDIR)/dashboards/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH}" \
 		$(VENV)/bin/voila $(VOILA_ARGS) --port=$(VOILA_PORT) --no-browser
