@@ -17,6 +17,8 @@ PYTHON_MIN ?= $(firstword $(shell for p in python3.10 $$(pyenv root 2>/dev/null)
 	"$$p" -c '' 2>/dev/null && echo "$$p"; done) python3.10)
 VENV ?= .venv
 VPY := $(VENV)/bin/python
+# 装了 .[dev] 的标记（别的目标写 `目标: $(STAMP)` 就能保证开发依赖都在）
+STAMP := $(VENV)/.stamp-dev
 CONSTRAINTS ?= constraints.txt
 PIP_FLAGS ?=
 # UV=路径/uv 时改用 uv 安装（快得多；CI 用，见 .ci/run），否则用 pip
@@ -44,7 +46,7 @@ $(VENV)/.stamp-%: pyproject.toml $(CONSTRAINTS)
 		$(if $(CONSTRAINTS),-c $(CONSTRAINTS)) $(PIP_FLAGS) -e '.[$*]'
 	@touch $@
 
-venv: $(VENV)/.stamp-dev
+venv: $(STAMP)
 
 # make install-site、make install-voila ……：只安装某一组 extras（CI 用）
 install-%: $(VENV)/.stamp-%
@@ -58,17 +60,17 @@ lab: $(VENV)/.stamp-notebook
 
 # 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出）；
 # 第二行：学生版作业（还没填答案，只检查能从头跑到尾、不报错）。
-test: $(VENV)/.stamp-dev
+test: $(STAMP)
 	$(VPY) -m pytest --nbval --nbval-current-env --ignore=notebooks/homework/release $(PYTEST_ARGS)
 	$(VPY) -m pytest --nbval-lax --nbval-current-env notebooks/homework/release
 
-demo: $(VENV)/.stamp-dev
+demo: $(STAMP)
 	$(VPY) -m toyllm
 
-homework: $(VENV)/.stamp-dev
+homework: $(STAMP)
 	$(VPY) -m toyllm.homework release
 
-bench: $(VENV)/.stamp-dev
+bench: $(STAMP)
 	$(VPY) -m toyllm bench
 
 clean-venv:
