@@ -1,39 +1,64 @@
-# toyllm 的常用命令。每个目标在需要时自动创建 .venv 并安装依赖（pip install -e '.[dev]'）。
-#   make lab        打开 JupyterLab（根目录是仓库，先打开 notebooks/00_quickstart.ipynb；讲义链接 ../lectures/ 也能点开）
-#   make test       运行全部测试：tests/ 里的 pytest + notebooks/ 的 nbval（严格比对输出）
-#   make demo       python -m toyllm
-#   make homework   改了 notebooks/homework/src/*.py 以后：重新生成作业的教师版（运行并保存输出）和学生版（nbgrader）
-#   make grade      教师用：在临时文件夹里用 nbgrader 生成作业、自动评分、生成反馈，打印分数表
-#   make bench      python -m toyllm bench，再打印 import toyllm 的用时（tools/bench_import.py）
-#   make notebooks  由 notebooks/src/*.py 重新生成并运行讲课 notebook（tools/build_notebooks.py，jupytext + nbclient）
-#   make figures    重新计算讲义的图、表格和数字（tools/make_lecture_figures.py）
+# toyllm 的常用命令。每个目标在需要时自动创建 .venv，并只装它要用的依赖（版本锁定在 constraints.txt）。
+#   make lab          打开 JupyterLab（只装学生需要的 .[notebook]；根目录是仓库，先打开 notebooks/00_quickstart.ipynb）
+#   make test         运行全部测试：tests/ 里的 pytest + notebooks/ 的 nbval（严格比对输出）；装 .[dev]
+#   make demo         python -m toyllm
+#   make homework     改了 notebooks/homework/src/*.py 以后：重新生成作业的教师版（运行并保存输出）和学生版（nbgrader）
+#   make grade        教师用：在临时文件夹里用 nbgrader 生成作业、自动评分、生成反馈，打印分数表
+#   make bench        python -m toyllm bench、import toyllm 的用时和每个模块的行数（tools/bench_import.py）、面板重画用时
+#   make notebooks    由 notebooks/src/*.py 重新生成并运行讲课 notebook（tools/build_notebooks.py，jupytext + nbclient）
+#   make figures      重新计算讲义的图、表格和数字（tools/make_lecture_figures.py）
+#   make site         把讲义、notebook、作业学生版做成静态网站 site/_build/html/（离线构建，MathJax 在网站里）
+#   make voila        上课用：把作业的控制面板做成不显示代码的网页（Voilà），在浏览器里打开打印的网址
+#   make lock         依赖变了以后重新生成锁文件 constraints.txt（然后 make test）
+#   make test-latest  用各个包的最新版（不用锁文件）在 .venv-latest 里跑全部测试，并列出和锁文件不同的版本
+#   make test-min     用 pyproject.toml 写的最低版本（Python 3.10）在 .venv-min 里跑全部测试
 # 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'
 
 PYTHON ?= python3
+# 最老的支持版本 Python 3.10：先找 PATH 上的 python3.10，再找 pyenv 装的
+PYTHON_MIN ?= $(firstword $(shell for p in python3.10 $$(pyenv root 2>/dev/null)/versions/3.10*/bin/python3.10; do \
+	"$$p" -c '' 2>/dev/null && echo "$$p"; done) python3.10)
 VENV ?= .venv
 VPY := $(VENV)/bin/python
-STAMP := $(VENV)/.stamp
+# 装了 .[dev] 的标记（别的目标写 `目标: $(STAMP)` 就能保证开发依赖都在）
+STAMP := $(VENV)/.stamp-dev
+CONSTRAINTS ?= constraints.txt
+PIP_FLAGS ?=
+# UV=路径/uv 时改用 uv 安装（快得多；CI 用，见 .ci/run），否则用 pip
+UV ?=
 PYTEST_ARGS ?=
+SITE_OUT ?= site
+VOILA_PORT ?= 8866
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+comma := ,
 
-.PHONY: lab test demo homework grade bench notebooks figures venv clean-venv
+.PHONY: lab test demo homework grade bench notebooks figures venv clean-venv site voila lock test-latest test-min print-python-min
 
-# 虚拟环境：pyproject.toml 比 stamp 新（依赖变了）或 .venv 里的 python 不能运行时，重新安装。
-$(STAMP): pyproject.toml
+# 虚拟环境：每组 extras 一个标记文件（.venv/.stamp-notebook、.venv/.stamp-dev ……），所以 make lab 建的
+# 环境（只有 notebook）再 make test 时会补装 dev 的依赖。pyproject.toml 或锁文件比标记新、或者 .venv 里的
+# python 不能运行时，重新安装。CONSTRAINTS 为空时不锁版本（make test-latest 用）。
+$(VENV)/.stamp-%: pyproject.toml $(CONSTRAINTS)
 	@if ! $(VPY) -c '' >/dev/null 2>&1; then \
 		echo ">>> 创建虚拟环境 $(VENV)（$(PYTHON)）"; \
 		rm -rf $(VENV); \
-		$(PYTHON) -m venv $(VENV); \
+		$(PYTHON) -m venv $(VENV) || exit 1; \
 	fi
-	@echo ">>> 安装 toyllm 及开发依赖到 $(VENV)"
-	$(VPY) -m pip install --quiet -e '.[dev]'
-	@touch $(STAMP)
+	@echo ">>> 安装 toyllm[$*] 到 $(VENV)$(if $(CONSTRAINTS),（版本按 $(CONSTRAINTS)）)。第一次要下载几百 MB，需要几分钟；以后就不用了"
+	$(if $(UV),$(UV) pip install --python $(VPY),$(VPY) -m pip install --progress-bar on) \
+		$(if $(CONSTRAINTS),-c $(CONSTRAINTS)) $(PIP_FLAGS) -e '.[$*]'
+	@touch $@
 
 venv: $(STAMP)
 
-lab: $(STAMP)
-	@echo ">>> 正在启动 JupyterLab；请在浏览器打开下面打印的 http://localhost:8888/lab?token=... 网址（Ctrl+C 退出）"
+# make install-site、make install-voila ……：只安装某一组 extras（CI 用）
+install-%: $(VENV)/.stamp-%
+	@:
+
+lab: $(VENV)/.stamp-notebook
+	@echo ">>> 正在启动 JupyterLab（Ctrl+C 退出）。浏览器一般会自动打开 notebooks/00_quickstart.ipynb；"
+	@echo "    没有打开的话，复制下面 JupyterLab 打印的 \"Or copy and paste one of these URLs:\" 下面那一行"
+	@echo "    （http://localhost:8888/lab/tree/notebooks/00_quickstart.ipynb?token=...）到浏览器的地址栏。"
 	$(VPY) -m jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_quickstart.ipynb $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出）；
@@ -55,6 +80,7 @@ grade: $(STAMP)
 bench: $(STAMP)
 	$(VPY) -m toyllm bench
 	$(VPY) tools/bench_import.py
+	$(VPY) -c "from toyllm.widgets import benchmark; benchmark()"
 
 notebooks: $(STAMP)
 	$(VPY) tools/build_notebooks.py --all
@@ -64,3 +90,63 @@ figures: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# ---------------------------------------------------------------------------------------------------
+# 版本：锁定（constraints.txt）、最新、最低
+# ---------------------------------------------------------------------------------------------------
+# 锁文件：pyproject.toml 的全部依赖（所有 extras），对 Python 3.10 及以上每个版本各解一次（uv --universal）。
+# tests/test_lock.py 检查它和 pyproject.toml 一致。
+lock: $(VENV)/.stamp-lock
+	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --universal --python-version 3.10 \
+		--custom-compile-command "make lock" --annotation-style line --upgrade -o constraints.txt
+	@echo ">>> 已更新 constraints.txt；请运行 make test（CI 就用这些版本）"
+
+# 最新版：每次都升级到最新（也装 site 和 voila，课程网站和 Voilà 的测试一起跑）；先列出和锁文件不同的版本
+# （不隐藏差别），再跑和 make test 一样的测试。
+LATEST_EXTRAS ?= dev,site,voila
+test-latest:
+	rm -f .venv-latest/.stamp-*
+	$(MAKE) --no-print-directory .venv-latest/.stamp-$(LATEST_EXTRAS) VENV=.venv-latest CONSTRAINTS= \
+		PIP_FLAGS="--upgrade --upgrade-strategy eager"
+	@touch .venv-latest/.stamp-dev
+	.venv-latest/bin/python .ci/versions.py diff constraints.txt
+	$(MAKE) --no-print-directory test VENV=.venv-latest CONSTRAINTS=
+
+# 最低版本：用 $(PYTHON_MIN)（最老的支持版本）和 uv 的 --resolution lowest-direct，让每个直接依赖正好装在
+# pyproject.toml 写的下限上（间接依赖取能配合的最新版）；先核对确实装的是下限，再跑和 make test 一样的测试
+# （也装 site 和 voila：课程网站和 Voilà 的浏览器测试也在最低版本上跑）。
+MIN_EXTRAS ?= dev site voila
+test-min:
+	rm -rf .venv-min
+	$(PYTHON_MIN) -m venv .venv-min
+	.venv-min/bin/python -m pip install --quiet -c $(CONSTRAINTS) uv
+	.venv-min/bin/python -m uv pip install --python .venv-min/bin/python --resolution lowest-direct \
+		-e '.[$(subst $(eval) ,$(comma),$(MIN_EXTRAS))]'
+	.venv-min/bin/python .ci/versions.py lower-bounds $(MIN_EXTRAS)
+	@touch .venv-min/.stamp-dev
+	$(MAKE) --no-print-directory test VENV=.venv-min CONSTRAINTS=
+
+print-python-min:
+	@echo $(PYTHON_MIN)
+
+# ---------------------------------------------------------------------------------------------------
+# 课程网站和上课用的控制面板
+# ---------------------------------------------------------------------------------------------------
+# 网站：jupyter-book v1，书的根目录是仓库（讲义里 ../notebooks/… 的链接原样可用），配置和目录在 site/。
+# 不执行 notebook（用提交的输出）；不需要网络。输出：$(SITE_OUT)/_build/html/index.html
+site: $(VENV)/.stamp-site
+	$(VENV)/bin/jupyter-book build . --config site/_config.yml --toc site/_toc.yml --path-output $(SITE_OUT) \
+		--warningiserror --keep-going
+	@echo ">>> 网站在 $(SITE_OUT)/_build/html/（直接打开 index.html，或者 python3 -m http.server -d $(SITE_OUT)/_build/html）"
+
+# Voilà：dashboards/ 里每个 notebook 只调用 toyllm.widgets 的一个面板（参考实现），网页上只有控件和图、没有代码。
+# 默认是作业三的 GRPO 面板；别的：make voila DASHBOARD=hw1_gradient（或 hw2_passk）。
+# 模板 toyllm-offline（dashboards/jupyter/voila/templates/）= Voilà 的 lab 模板去掉 CDN 上的图标字体：完全离线。
+DASHBOARD ?= hw3_grpo
+VOILA_ARGS = dashboards/$(DASHBOARD).ipynb --template=toyllm-offline --Voila.ip=127.0.0.1
+
+voila: $(VENV)/.stamp-voila $(VENV)/.stamp-notebook
+	@echo ">>> 正在启动 Voilà（Ctrl+C 退出）：面板 dashboards/$(DASHBOARD).ipynb。"
+	@echo "    在浏览器打开 Voilà 下面打印的 http://127.0.0.1:$(VOILA_PORT)/ （第一次打开要等几秒：面板在算第一张图）"
+	JUPYTER_PATH="$(CURDIR)/dashboards/jupyter$${JUPYTER_PATH:+:$$JUPYTER_PATH}" \
+		$(VENV)/bin/voila $(VOILA_ARGS) --port=$(VOILA_PORT) --no-browser

@@ -71,6 +71,7 @@ PACKAGES = (
     Package("hypothesis", "hypothesis", ">=6.100", "测试", False),
     Package("playwright", "playwright", ">=1.45", "测试", False),
     Package("fonttools", "fontTools", ">=4.47", "测试", False),
+    Package("pyyaml", "yaml", ">=6", "测试", False),
 )
 """doctor 检查的依赖包：运行和 notebook 用的是必需的，只有跑测试才用的是可选的。"""
 

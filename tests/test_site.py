@@ -1,0 +1,138 @@
+"""
+课程网站（make site）：构建，再用真实浏览器在**断网**的情况下打开每一页。
+
+【检查什么】
+    · 构建：jupyter-book v1 不执行 notebook、没有警告（--warningiserror）；
+    · 公式：MathJax 排好了版（页面里有 mjx-container，没有 MathJax 的报错，正文里看不到原样的 $$）；
+      MathJax 来自网站自己的 _static/mathjax/，不从 CDN 加载；
+    · 图：每一张 <img> 都加载成功（naturalWidth > 0）；讲义的 7 张图和 notebook 的输出图都在；
+    · 没有任何请求离开本机：除了 127.0.0.1 上的本地服务器，每个请求都被拦下并记录，最后必须一个都没有；
+    · 目录按上课顺序（讲义 → notebook 00–07 → 作业），页面语言是中文；站内链接都指向存在的页面。
+【运行】python -m pytest -m browser tests/test_site.py。需要 .[site]（pip install -e '.[site]'，make site 会装）
+    和 Debian 的 chromium；缺了时跳过并说明原因，TOYLLM_REQUIRE_BROWSER=1（CI）时改为失败。
+    截图存到 artifacts/site_lecture06.png。网站构建到临时目录（测试的是当前的源文件，不是上次 make site 的结果）。
+"""
+
+import functools
+import http.server
+import re
+import subprocess
+import threading
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from browser_offline import offline_context, require
+from test_browser import ARTIFACTS
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_MS = 60_000
+# 目录（左边栏）里应当出现的页面，按上课顺序；每一项是标题的开头
+TOC_ORDER = ["课程主页", "第 1 讲回顾", "第 6 讲", "00 ·", "01 ·", "02 ·", "03 ·", "04 ·", "05 ·", "06 ·", "07 ·",
+             "作业一", "作业二", "作业三"]
+PAGES = ["site/index.html", "lectures/lecture01_toy_llm.html", "lectures/lecture06_scaling_rl.html",
+         *[f"notebooks/{p.stem}.html" for p in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))],
+         *[f"notebooks/homework/release/{p.parent.name}/{p.stem}.html"
+           for p in sorted((ROOT / "notebooks" / "homework" / "release").glob("*/*.ipynb"))]]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """把网站构建到临时目录，返回 html 目录。构建命令和 make site 相同。"""
+    exe = require("jupyter-book", "site")
+    out = tmp_path_factory.mktemp("site")
+    proc = subprocess.run([str(exe), "build", ".", "--config", "site/_config.yml", "--toc", "site/_toc.yml",
+                           "--path-output", str(out), "--warningiserror", "--keep-going"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, "jupyter-book 构建失败：\n" + (proc.stdout + proc.stderr)[-4000:]
+    html = out / "_build" / "html"
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file(), "网站里没有自带 MathJax"
+    return html
+
+
+@pytest.fixture(scope="module")
+def server(site):
+    """在 127.0.0.1 的随机端口上提供网站（只在本机）；返回基础网址。"""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=10)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_html_does_not_point_at_a_cdn_for_mathjax(site):
+    page = (site / "lectures" / "lecture06_scaling_rl.html").read_text(encoding="utf-8")
+    scripts = re.findall(r'<script[^>]*src="([^"]+)"', page)
+    assert any(s.endswith("_static/mathjax/tex-chtml.js") for s in scripts), scripts
+    assert not [s for s in scripts if s.startswith(("http:", "https:", "//"))], f"从网上加载的脚本：{scripts}"
+
+
+def test_internal_links_point_at_pages_that_exist(site):
+    broken = []
+    for page in PAGES:
+        text = (site / page).read_text(encoding="utf-8")
+        for href in re.findall(r'<a [^>]*href="([^"#][^"]*)"', text):
+            if href.startswith(("http:", "https:", "mailto:")):
+                continue
+            target = (site / page).parent / urllib.parse.unquote(href.split("#", 1)[0])
+            if not target.exists():
+                broken.append(f"{page} → {href}")
+    assert not broken, "站内链接指向不存在的文件：\n" + "\n".join(broken)
+    lecture = (site / "lectures" / "lecture06_scaling_rl.html").read_text(encoding="utf-8")
+    assert 'href="../notebooks/04_evaluation.html"' in lecture, "讲义里到 notebook 的链接应当变成网站里的页面"
+    assert ".ipynb\"" not in lecture
+
+
+def test_every_page_offline_formulas_images_toc(server):
+    blocked = []
+    ARTIFACTS.mkdir(exist_ok=True)
+    typeset = {}
+    images = {}
+    with offline_context(blocked, viewport=(1300, 900)) as context:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        for path in PAGES:
+            page.goto(f"{server}/{path}", wait_until="load")
+            assert page.evaluate("document.documentElement.lang").startswith("zh"), f"{path} 的语言不是中文"
+            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+            page.evaluate("() => MathJax.startup.promise")
+            typeset[path] = page.locator("mjx-container").count()
+            errors = page.locator("mjx-merror").count()
+            assert errors == 0, f"{path}：{errors} 个公式 MathJax 排版出错"
+            visible = page.evaluate("""() => { const b = document.querySelector('article') || document.body;
+                const c = b.cloneNode(true); c.querySelectorAll('pre, code, script, .highlight').forEach(e => e.remove());
+                return c.innerText; }""")
+            assert "$$" not in visible and "\\frac" not in visible and "\\mathbb" not in visible, (
+                f"{path}：正文里有没排版的 TeX")
+            page.evaluate("() => Promise.all([...document.images].map(i => i.complete ? 0 :"
+                          " new Promise(r => { i.onload = i.onerror = r; })))")
+            sizes = page.evaluate("() => [...document.querySelectorAll('article img')]"
+                                  ".map(i => [i.getAttribute('src'), i.naturalWidth])")
+            bad = [src for src, width in sizes if not width]
+            assert not bad, f"{path}：这些图没有加载出来：{bad}"
+            images[path] = len(sizes)
+            if path == "lectures/lecture06_scaling_rl.html":
+                toc = page.locator("nav.bd-docs-nav a.reference").all_inner_texts()
+                page.screenshot(path=str(ARTIFACTS / "site_lecture06.png"))
+
+    assert not blocked, f"网站向外发了请求（都被拦下了）：{sorted(set(blocked))[:10]}"
+    # 讲义和首页的公式都排好了版；讲义 06 的 7 张图、讲课 notebook 的输出图都在
+    assert typeset["site/index.html"] >= 1
+    assert typeset["lectures/lecture01_toy_llm.html"] >= 10 and typeset["lectures/lecture06_scaling_rl.html"] >= 100
+    assert images["lectures/lecture06_scaling_rl.html"] >= 7
+    assert images["notebooks/04_evaluation.html"] >= 3
+    order = [next((i for i, head in enumerate(TOC_ORDER) if text.strip().startswith(head)), None) for text in toc]
+    assert None not in order and order == sorted(order) and len(set(order)) == len(TOC_ORDER), (
+        f"目录不是按上课顺序：{toc}")
