@@ -173,7 +173,7 @@ plt.show()
 # - CISPO：$\ell = -\operatorname{sg}(\operatorname{clip}(\rho))\,A\,\log\pi$：权重被截住，梯度照样流过每一步。
 #   `cispo_clip="verl"` 双边裁剪；`"trl"` 只从上面截在 $\varepsilon_{\text{high}}$。
 #
-# 一批数据做 4 次大步更新（lr = 30）以后，看输出：PPO 把多少步的梯度变成 0，CISPO 保留了多少，GSPO 裁掉多少份解答。
+# 一批数据做 3 次大步更新（lr = 30）以后，看输出：PPO 把多少步的梯度变成 0，CISPO 保留了多少，GSPO 裁掉多少份解答。
 
 # %%
 model = TrainableLLM(1e9)
@@ -238,7 +238,7 @@ verl = losses.reinforce_pp_advantages(R, 8, roll.mask)
 trl = group_advantages(R, 8, "grpo", scale="batch")
 same = np.repeat(losses.constant_groups(R, 8), 8)
 print(f"最大差 {np.abs(verl - trl).max():.3f}；奖励全相同的组 {same.sum() // 8} 个：TRL 的优势是 "
-      f"{np.unique(trl[same])}，verl 的是 {np.unique(np.round(verl[same], 4))}")
+      f"{np.unique(trl[same])}，verl 的是 {', '.join(f'{v:.2e}' for v in np.unique(verl[same]))}（白化时减去的整批均值按步加权，不是 0）")
 fig, ax = plt.subplots(figsize=(4.5, 3.5))
 ax.scatter(trl, verl, s=8)
 ax.plot([-2, 2], [-2, 2], "k:", lw=1)

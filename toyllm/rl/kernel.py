@@ -189,7 +189,7 @@ def _gspo(steps, log_ratio, cfg):
     adv = np.zeros(m.shape)
     adv[m] = steps.advantage
     surr = losses.gspo_surrogate(dense, adv, m, cfg.seq_eps_low, cfg.seq_eps_high)
-    out = losses.Surrogate(surr.loss[m], surr.clipped_low[m], surr.clipped_high[m])
+    out = losses.Surrogate(surr.loss[m], surr.clipped_low[m], surr.clipped_high[m])   # 展开的顺序和 StepBatch 一致
     out.dloss_dlogp = surr.dloss_dlogp[m]
     return out
 

@@ -306,11 +306,12 @@ def gspo_surrogate(log_ratio, adv, mask, eps_low=3e-4, eps_high=4e-4):
     【思路】一份解答一个比率：s_i = exp( mean_t log ρ_{i,t} )（每步比率的几何平均），按序列裁剪：
             l_{i,t} = − min( s_i A_i ,  clip(s_i, 1 − ε_low, 1 + ε_high) A_i )      （同一份解答的每一步相同）
         这和 verl 的 policy_loss.loss_mode="gspo" 完全一样：verl 把 s_i 写成 sg(s_i) · π_θ(a_t) / sg(π_θ(a_t))，
-        值是 s_i，对本步 log π 的导数是 s_i（不是 s_i / |o_i|），再用 seq-mean-token-mean 聚合 ——
+        值是 s_i，对本步 log π 的导数是 s_i（不是 s_i / |o_i|），每步用自己的 A_{i,t}，再固定用 seq-mean-token-mean 聚合
+        （本包用 RLConfig.loss_agg；预设 "gspo" 用 "seq-mean"，即同一个聚合）——
         于是整份解答的梯度是 −A_i ∇s_i，正是论文的公式。TRL importance_sampling_level="sequence" 的梯度
         在按解答平均（loss_type="grpo"）时与之相同。log s_i 像 verl 一样先夹在 ≤ 10。
         裁剪区间比逐步的小得多（论文 3e-4 / 4e-4）：s_i 是几何平均，离 1 很近。
-    【参数】log_ratio：(B, L) 每步 log π_θ − log π_old；adv：(B,) 或 (B, L)（每份解答取第 0 步的值）；
+    【参数】log_ratio：(B, L) 每步 log π_θ − log π_old；adv：(B,) 或 (B, L)（每步自己的 A，和 verl 一样）；
         mask：(B, L) bool；eps_low、eps_high：≥ 0
     【返回】Surrogate(loss, clipped_low, clipped_high)，都是 (B, L)（mask 外为 0 / False），
         另有 .dloss_dlogp（每步损失对本步 log π_θ 的导数）、.seq_ratio（每份解答的 s_i，(B,)）
@@ -321,23 +322,22 @@ def gspo_surrogate(log_ratio, adv, mask, eps_low=3e-4, eps_high=4e-4):
     if lr.ndim != 2 or m.shape != lr.shape:
         raise ValueError(f"log_ratio 和 mask 必须是同形状的 (B, L) 数组，收到 {lr.shape}、{m.shape}")
     a = _as_float_array("adv", adv)
-    if a.shape == lr.shape:
-        a = a[:, 0]
-    if a.shape != lr.shape[:1]:
+    if a.shape == lr.shape[:1]:
+        a = np.broadcast_to(a[:, None], lr.shape)
+    if a.shape != lr.shape:
         raise ValueError(f"adv 的形状必须是 ({lr.shape[0]},) 或 {lr.shape}，收到 {a.shape}")
+    a = np.where(m, a, 0.0)
     if not np.all(np.isfinite(a)) or np.isnan(lr[m]).any():
         raise ValueError("adv 必须是有限的数，log_ratio 在 mask 内不能是 NaN")
     eps_low, eps_high = _as_eps("eps_low", eps_low), _as_eps("eps_high", eps_high)
     n = np.maximum(m.sum(axis=1), 1)
-    log_s = np.minimum(np.where(m, lr, 0.0).sum(axis=1) / n, 10.0)
-    s_i = np.exp(log_s)
-    low_i = (s_i < 1.0 - eps_low) & (a < 0)
-    high_i = (s_i > 1.0 + eps_high) & (a > 0)
-    loss_i = -np.minimum(s_i * a, np.clip(s_i, 1.0 - eps_low, 1.0 + eps_high) * a)
-    dl_i = np.where(low_i | high_i, 0.0, -a * s_i)
-    out = Surrogate(np.where(m, loss_i[:, None], 0.0), m & low_i[:, None], m & high_i[:, None])
-    out.dloss_dlogp = np.where(m, dl_i[:, None], 0.0)
-    out.seq_ratio = s_i
+    s_i = np.exp(np.minimum(np.where(m, lr, 0.0).sum(axis=1) / n, 10.0))[:, None]
+    low = m & (s_i < 1.0 - eps_low) & (a < 0)
+    high = m & (s_i > 1.0 + eps_high) & (a > 0)
+    loss = -np.minimum(s_i * a, np.clip(s_i, 1.0 - eps_low, 1.0 + eps_high) * a)
+    out = Surrogate(np.where(m, loss, 0.0), low, high)
+    out.dloss_dlogp = np.where(m & ~(low | high), -a * s_i, 0.0)
+    out.seq_ratio = s_i[:, 0]
     return out
 
 
