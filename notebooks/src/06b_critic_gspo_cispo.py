@@ -229,6 +229,8 @@ print(f"seq-mean-token-sum-norm / dr_grpo = {losses.aggregate_loss(ones, roll.ma
 #
 # verl：先减组平均，再在整批**所有步**上白化 $(a-\bar a)/\sqrt{\mathrm{var}+10^{-8}}$；
 # TRL：组中心化的奖励除以整批**奖励**的标准差。用训练 50 次以后的策略采一批（全对的组更多）。
+# verl 白化时减去的是按步加权的整批均值，所以奖励全相同的组一般不是 0；但玩具里同一道题的解答步数相同，
+# 这个均值恰好是 0（到舍入误差），这些组仍是 0。真实 LLM 里同组解答长短不一，它们就会得到非零的优势。
 # 看图：同一批数据上两者的优势。
 
 # %%
@@ -238,7 +240,7 @@ verl = losses.reinforce_pp_advantages(R, 8, roll.mask)
 trl = group_advantages(R, 8, "grpo", scale="batch")
 same = np.repeat(losses.constant_groups(R, 8), 8)
 print(f"最大差 {np.abs(verl - trl).max():.3f}；奖励全相同的组 {same.sum() // 8} 个：TRL 的优势是 "
-      f"{np.unique(trl[same])}，verl 的是 {', '.join(f'{v:.2e}' for v in np.unique(verl[same]))}（白化时减去的整批均值按步加权，不是 0）")
+      f"{np.unique(trl[same])}，verl 的是 {', '.join(f'{v:.2e}' for v in np.unique(verl[same]))}")
 fig, ax = plt.subplots(figsize=(4.5, 3.5))
 ax.scatter(trl, verl, s=8)
 ax.plot([-2, 2], [-2, 2], "k:", lw=1)

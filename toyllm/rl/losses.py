@@ -144,8 +144,8 @@ def reinforce_pp_advantages(rewards, group_size, mask=None):
             a_{i,t} = a_i（铺到这份解答的每一步）
             A = whiten(a) = (a − mean) / √(var + 1e-8)   再在整批所有步上白化（均值、方差按步数加权）
         和 TRL scale_rewards="batch" 不同：那里是 (r_i − 组平均) / std_batch(r)，除的是**奖励**的标准差、不再减均值、
-        按解答（不按步）算。还有一个差别：奖励全相同的组 a = 0，白化以后变成 −mean / std，不再是 0
-        （verl 不把它们单独置 0）。
+        按解答（不按步）算。还有一个差别：奖励全相同的组 a = 0，白化以后是 −mean / std（verl 不把它们单独置 0）；
+        同组解答步数不同时 mean ≠ 0，这些组得到非零的优势。玩具里同一道题的解答步数相同，mean 恰好是 0（到舍入误差）。
     【参数】rewards：(B,) 结果奖励；group_size：G；mask：(B, L) bool（给了就按步加权白化，和 verl 一样；
         None 时每份解答算一次）
     【返回】(B,) 数组（每份解答一个数：同一份解答的每一步优势相同）
