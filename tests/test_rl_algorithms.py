@@ -11,25 +11,13 @@ import pytest
 
 from toyllm.exact import correct_paths, exact_pass_at_1
 from toyllm.policy import base_logit_table, log_softmax_rows, prob_table
-from toyllm.rl import (AGGREGATIONS, PRESETS, RLConfig, critic, default_problems, diff_presets, group_advantages,
-                       kernel, losses, preset, train)
+from toyllm.rl import (AGGREGATIONS, PRESETS, RLConfig, critic, diff_presets, group_advantages, kernel, losses, preset,
+                       train)
 from toyllm.sampler import prepare_problems, sample_rollouts
 from toyllm.trainable import TrainableLLM
 
 
-def _fd(f, x, h=1e-6):
-    return (f(x + h) - f(x - h)) / (2 * h)
-
-
-@pytest.fixture(scope="module")
-def problems():
-    return default_problems(seed=3, n_train=40, n_heldout=30)
-
-
-def _run(problems, **cfg):
-    model = TrainableLLM(1e9)
-    hist = train(model, preset("grpo", iterations=3, batch_problems=8, group_size=4, seed=2, **cfg), *problems)
-    return hist, model.params.copy()
+from test_rl_losses import _fd, _run, problems  # noqa: F401  （problems 是 pytest 的 fixture）
 
 
 # =============================================================================
@@ -172,7 +160,8 @@ def test_gspo_gradient_is_the_derivative_of_the_sequence_mean_loss():
 
 
 def test_cispo_hand_computed_and_both_conventions():
-    s = losses.cispo_surrogate(np.array([1.5, 0.5, 1.0]), np.array([1.0, 1.0, -1.0]), np.log([0.5, 0.5, 0.25]), 0.2, 0.2)
+    s = losses.cispo_surrogate(np.array([1.5, 0.5, 1.0]), np.array([1.0, 1.0, -1.0]), np.log([0.5, 0.5, 0.25]),
+                               0.2, 0.2)
     assert np.allclose(s.weight, [1.2, 0.8, 1.0])
     assert np.allclose(s.loss, [1.2 * math.log(2), 0.8 * math.log(2), -math.log(4)])
     assert np.allclose(s.dloss_dlogp, [-1.2, -0.8, 1.0])                      # 每一步都有梯度

@@ -221,8 +221,9 @@ plt.show()
 ones = np.ones(roll.mask.shape)
 for name, row in losses.AGGREGATION_TABLE.items():
     print(f"{name:<26}{row.formula:<34}{losses.aggregate_loss(ones, roll.mask, name, L):>9.4f}   {row.systems}")
-B = roll.mask.shape[0]
-print(f"seq-mean-token-sum-norm / dr_grpo = {losses.aggregate_loss(ones, roll.mask, 'seq-mean-token-sum-norm') / losses.aggregate_loss(ones, roll.mask, 'dr_grpo', L):.1f}，B = {B}")
+verl_norm = losses.aggregate_loss(ones, roll.mask, "seq-mean-token-sum-norm")
+dr_grpo = losses.aggregate_loss(ones, roll.mask, "dr_grpo", L)
+print(f"seq-mean-token-sum-norm / dr_grpo = {verl_norm / dr_grpo:.1f}，B = {roll.mask.shape[0]}")
 
 # %% [markdown]
 # ## 6. REINFORCE++（verl）和 TRL 的 scale_rewards="batch"（讲义 8.7）

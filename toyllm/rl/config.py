@@ -212,7 +212,8 @@ class RLConfig:
         s(self, "on_short", as_choice("on_short（动态采样凑不满时）", self.on_short, ON_SHORT))
         s(self, "staleness", as_int("staleness（陈旧步数 k）", self.staleness, low=0))
         tis = self.tis_cap
-        if not (isinstance(tis, (int, float, np.integer, np.floating)) and not isinstance(tis, bool) and tis == math.inf):
+        is_inf = isinstance(tis, (int, float, np.integer, np.floating)) and not isinstance(tis, bool) and tis == math.inf
+        if not is_inf:
             tis = as_real("tis_cap（截断重要性权重的上限 C）", tis, 0.0, low_open=True)
         s(self, "tis_cap", float(tis))
 
@@ -283,7 +284,8 @@ PRESETS = types.MappingProxyType({
     "dapo": _BASE.replace(loss_agg="token-mean", mu=4, eps_high=0.28, dynamic_sampling=True),
     # ---- 第 6 讲 8.5–8.9 节 ----
     # 带 critic 的 PPO：优势来自学到的价值表 V(s) 和 GAE(γ = 1, λ = 0.95)（verl adv_estimator=gae）
-    "ppo_critic": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, advantage="gae", lam=0.95),
+    "ppo_critic": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, advantage="gae",
+                                lam=0.95),
     # dual-clip PPO：A < 0 的步损失最多 −3A（verl 的 vanilla 损失默认 clip_ratio_c = 3）
     "ppo_dual_clip": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, clip_ratio_c=3.0),
     # GSPO：序列级比率、序列级裁剪（3e-4 / 4e-4），按解答平均（verl 的 gspo 固定用 seq-mean-token-mean）
