@@ -181,6 +181,8 @@ def test_cispo_hand_computed_and_both_conventions():
 def test_truncated_is_weights():
     assert np.allclose(losses.truncated_is_weights(np.log([0.5, 0.9]), np.log([0.1, 0.9])), [2.0, 1.0])
     assert np.allclose(losses.truncated_is_weights(np.log([0.5]), np.log([0.1]), math.inf), [5.0])
+    assert np.allclose(losses.truncated_is_weights(np.log([0.5]), np.log([0.1]), None), [5.0])
+    assert RLConfig(tis_cap=math.inf).tis_cap is None and RLConfig(tis_cap=3).tis_cap == 3.0   # 配置要能写进 JSON
     with pytest.raises(ValueError, match="cap"):
         losses.truncated_is_weights(np.log([0.5]), np.log([0.1]), 0)
 

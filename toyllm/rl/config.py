@@ -157,7 +157,7 @@ class RLConfig:
     staleness: int = _option(0, "陈旧步数 k", "用 k 次更新之前的策略采样（异步 RL；≥ 0，0 = 同步）",
                              "k > 0 时每步再乘截断的重要性权重 min(π_old / π_behaviour, tis_cap)"
                              "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略")
-    tis_cap: float = _option(2.0, "TIS 上限 C", "截断重要性权重的上限 C（> 0，可以是 inf 表示不截断；只对 staleness > 0）",
+    tis_cap: float = _option(2.0, "TIS 上限 C", "截断重要性权重的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
                              "verl rollout_is_threshold（默认 2.0）；TIS 的 C")
 
     def __new__(cls, *args, **kwargs):
@@ -213,9 +213,9 @@ class RLConfig:
         s(self, "staleness", as_int("staleness（陈旧步数 k）", self.staleness, low=0))
         tis = self.tis_cap
         is_inf = isinstance(tis, (int, float, np.integer, np.floating)) and not isinstance(tis, bool) and tis == math.inf
-        if not is_inf:
-            tis = as_real("tis_cap（截断重要性权重的上限 C）", tis, 0.0, low_open=True)
-        s(self, "tis_cap", float(tis))
+        if tis is not None and not is_inf:
+            tis = float(as_real("tis_cap（截断重要性权重的上限 C）", tis, 0.0, low_open=True))
+        s(self, "tis_cap", None if tis is None or is_inf else tis)     # 不截断记为 None：配置要能写进标准 JSON
 
     def replace(self, **changes):
         """返回一个改了几个选项的新配置（原配置不变）。【例子】PRESETS["grpo"].replace(mu=4, lr=1.0)"""

@@ -387,14 +387,14 @@ def truncated_is_weights(logp_old, logp_behaviour, cap=2.0):
     【思路】异步 RL 里采样用的策略 π_behaviour 是 k 次更新之前的参数，训练时的 π_old 是现在的。
         每步损失乘上 w = min(π_old(a) / π_behaviour(a), C)（不求导）：C 截住少数很大的权重，换来更小的方差，
         代价是一点偏差（C = inf 时是逐步的重要性采样）。
-    【参数】logp_old、logp_behaviour：同形状的对数概率；cap：C（> 0，可以是 inf）
+    【参数】logp_old、logp_behaviour：同形状的对数概率；cap：C（> 0；None 或 inf 表示不截断）
     【返回】同形状的权重数组
     【例子】truncated_is_weights(np.log([0.5, 0.9]), np.log([0.1, 0.9])) → [2.0, 1.0]（5 被截到 2）
     """
     a, b = _as_float_array("logp_old", logp_old), _as_float_array("logp_behaviour", logp_behaviour)
     if a.shape != b.shape:
         raise ValueError(f"logp_old 的形状 {a.shape} 和 logp_behaviour 的形状 {b.shape} 必须相同")
-    cap = _as_eps("cap", cap)
+    cap = math.inf if cap is None else _as_eps("cap", cap)
     if cap == 0:
         raise ValueError("cap（截断的上限 C）必须 > 0，收到 0")
     return np.minimum(np.exp(np.minimum(a - b, 700.0)), cap)
