@@ -34,7 +34,13 @@ STATE_FEATURES = ("步号 t（0 … L_max − 1）", "下一步的情境 c（12 
 
 
 def table_shape(max_len):
-    """critic 表的形状 (L_max, 12, 2)。"""
+    """
+    critic 表的形状 (L_max, 12, 2)：步号 × 下一步的情境 × 是否一直在正确路径上。
+
+    【参数】max_len：L_max（≥ 1，训练题里最长的步数）
+    【返回】三元组
+    【例子】table_shape(8) → (8, 12, 2)，一共 192 个数
+    """
     return (as_int("max_len", max_len, low=1), _N_CTX, 2)
 
 
@@ -42,6 +48,10 @@ def on_path(rollouts):
     """
     (B, L) bool：做第 t 步之前，前面每一步都做对了（第 0 步之前总是 True）。
 
+    【思路】"做对"用 rollouts.step_ok（这一步的值等于对它自己的输入做正确运算的结果）；一旦有一步错了，
+        之后都记为 False —— 即使后面又被"修好"（罕见，exact_values 也不算它们）。
+    【参数】rollouts：sampler.Rollouts
+    【返回】(B, L) bool 数组（mask 外的值没有意义）
     【例子】step_ok = [T, F, T] → on_path = [T, T, F]
     """
     ok = np.where(rollouts.mask, rollouts.step_ok, True)
@@ -53,7 +63,11 @@ def state_index(rollouts, max_len):
     """
     每一步之前的状态在 critic 表（拉平以后）里的下标 (B, L)；mask 外是 0。
 
+    【思路】下标 = (t × 12 + c) × 2 + ok，和 np.zeros(table_shape(L_max)).ravel() 的顺序一致。
     【参数】rollouts：sampler.Rollouts；max_len：表的 L_max（≥ rollouts 的步数）
+    【返回】(B, L) int 数组
+    【边界】rollouts 的步数超过 max_len 时报 ValueError。
+    【例子】V = table.ravel()[state_index(r, 8)]：每份解答每一步之前的价值估计
     """
     L = rollouts.mask.shape[1]
     max_len = as_int("max_len", max_len, low=1)
@@ -94,7 +108,11 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
 
 
 def outcome_step_rewards(outcome, mask):
-    """结果奖励 (B,) 放到每份解答的最后一步，得到 (B, L) 的每步奖励（GAE 用）。"""
+    """
+    结果奖励 (B,) 放到每份解答的最后一步，得到 (B, L) 的每步奖励（GAE 用；verl 的 token_level_rewards 也这样放）。
+
+    【例子】outcome_step_rewards([1.0], [[True, True, False]]) → [[0, 1, 0]]
+    """
     m = np.asarray(mask, bool)
     last = m.sum(axis=1) - 1
     out = np.zeros(m.shape)
@@ -118,7 +136,13 @@ def value_loss(values, returns, mask):
 
 
 def table_gradient(index, dloss_dvalues, mask, size):
-    """把每步对 V 的导数按 critic 表的格子加起来：(size,) 的梯度（拉平的表）。"""
+    """
+    把每步对 V 的导数按 critic 表的格子加起来：(size,) 的梯度（拉平的表）。
+
+    【思路】V(s_t) = 表[下标]，所以 ∂loss/∂表[k] = Σ_{下标 = k 的步} ∂loss/∂V(s_t)（np.bincount 一次加完）。
+    【参数】index：state_index 的结果；dloss_dvalues：value_loss 的第二个返回值；mask：(B, L) bool；size：表的格子数
+    【返回】(size,) 数组
+    """
     m = np.asarray(mask, bool)
     return np.bincount(np.asarray(index)[m], weights=np.asarray(dloss_dvalues)[m], minlength=size)
 
@@ -128,6 +152,7 @@ def right_probs(probs, paths):
     正确路径上每一步"做对"的概率 (P, L)：π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]；不存在的步记为 1。
 
     【参数】probs：(12, 3) 每个情境的策略概率；paths：exact.CorrectPaths（ctx、bug_ok、mask）
+    【返回】(P, L) 数组；每行的乘积就是这道题沿正确路径做对的概率
     """
     pc = probs[paths.ctx]
     return np.where(paths.mask, pc[..., 0] + pc[..., 1] * paths.bug_ok, 1.0)
@@ -142,6 +167,8 @@ def exact_values(probs, paths, problem, rollouts):
     【参数】probs：(12, 3) 策略概率；paths：exact.CorrectPaths（训练题的正确路径）；
         problem：(B,) 每份解答是 paths 的第几道题；rollouts：sampler.Rollouts（步数 L 和 paths 相同或更少）
     【返回】(B, L) 数组，mask 外是 0
+    【例子】v = exact_values(prob_table(model), correct_paths(train_set), rows[r.problem], r)
+        （rows[r.problem]：采样时挑的题在训练题里的下标）
     """
     right = right_probs(probs, paths)
     suffix = np.cumprod(right[:, ::-1], axis=1)[:, ::-1]          # ∏_{s ≥ t}
