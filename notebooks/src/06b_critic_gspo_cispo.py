@@ -197,6 +197,8 @@ print(f"CISPO 权重被截住、梯度仍在：{((cis.clipped_low | cis.clipped_
       f"梯度为 0 的步 {((cis.dloss_dlogp == 0) & moving).sum()} 个")
 print(f"GSPO 裁掉的解答：{(gs.clipped_low | gs.clipped_high).any(axis=1).sum()} / {len(adv)} 份；"
       f"序列比率 s 的范围 [{gs.seq_ratio.min():.4f}, {gs.seq_ratio.max():.4f}]")
+trl_cis = losses.cispo_surrogate(ratio, a_steps, np.log(probs), 0.2, 5.0, "trl")
+print(f"CISPO 按 TRL 的裁剪（只截上面，ε_high = 5）：权重被截住的步 {(trl_cis.clipped_high & moving).sum()} 个")
 
 # %% [markdown]
 # 看图：每一步的 $\rho$ 和它在 PPO、CISPO 下对 $\log\pi$ 的梯度系数（优势为正的步）。
@@ -312,6 +314,21 @@ axes[0].legend()
 plt.show()
 for mode in MODES:
     print(f"{mode:<10}" + "  ".join(f"k={k}: 偏差² {b:.4f} 方差 {v:.4f}" for k, (b, v) in zip(KS, stale[mode])))
+
+# %% [markdown]
+# ## 9. 每个新预设训练一次
+#
+# 同样的题、同样的种子，每个预设训练 100 次迭代。看输出：留出题上的精确 pass@1 和一共采样了多少份解答。
+# 这只是一次运行（一个种子），不是算法的排名。最后一行检查 dual-clip 在默认学习率下有没有起作用。
+
+# %%
+runs = {}
+print(f"{'预设':<16}{'训练后精确 pass@1':>18}{'采样数':>10}")
+for name in ["grpo", "ppo", "ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp", "grpo_async"]:
+    runs[name] = train(TrainableLLM(1e9), preset(name, iterations=100), train_set, heldout)
+    print(f"{name:<16}{runs[name]['pass1_exact'][-1]:>18.4f}{runs[name]['samples'][-1]:>10}")
+print(f"ppo_dual_clip 的训练记录和 ppo 完全相同：{dict(runs['ppo_dual_clip']) == dict(runs['ppo'])}"
+      f"（lr = 2 时 ρ 从不超过 c = 3）")
 
 # %% [markdown]
 # ## 小结
