@@ -38,7 +38,8 @@ def _random_model(size=1e9, seed=1, scale=0.5):
 # 配置与预设
 # =============================================================================
 def test_presets_are_configs_of_one_loop():
-    assert set(PRESETS) == {"reinforce", "rloo", "grpo", "dr_grpo", "ppo", "dapo"}
+    assert set(PRESETS) == {"reinforce", "rloo", "grpo", "dr_grpo", "ppo", "dapo",         # 第 6 讲 8.5–8.9 节的：
+                            "ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp", "grpo_async"}
     assert RLConfig() == PRESETS["grpo"] and RLConfig().beta == 0.0
     assert (PRESETS["dapo"].eps_low, PRESETS["dapo"].eps_high) == (0.2, 0.28)
     assert (PRESETS["ppo"].eps_low, PRESETS["ppo"].eps_high) == (0.2, 0.2)

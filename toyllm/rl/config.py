@@ -8,17 +8,28 @@ RL 的配置：所有算法都是同一个循环，一个 RLConfig 的不同取�
 
 import dataclasses
 import difflib
+import math
 import types
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._checks import as_choice, as_int, as_real
+from .._checks import as_int, as_real
 from ..text import display_width, pad
 
 ADVANTAGES = ("none", "mean", "rloo", "grpo")
+GROUP_ADVANTAGES = ADVANTAGES + ("reinforce_pp",)
+"""group_advantages 接受的方法：ADVANTAGES 加上 verl 的 REINFORCE++（reinforce_pp）。"""
+ADVANTAGE_ESTIMATORS = GROUP_ADVANTAGES + ("gae",)
+"""RLConfig.advantage 接受的全部取值："gae" 用学到的 critic（rl/critic.py），不是按组算的。"""
 SCALES = ("group", "batch", "none")
-AGGREGATIONS = ("seq-mean", "token-mean", "constant")
+AGGREGATIONS = ("seq-mean", "token-mean", "constant",
+                "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm",
+                "grpo", "bnpo", "dr_grpo", "dapo")
+"""损失聚合的全部名字：本包原来的 3 个（别名）、verl 的 loss_agg_mode、TRL 的 loss_type（见 losses.AGGREGATION_TABLE）。"""
+POLICY_LOSSES = ("ppo", "gspo", "cispo")
+CISPO_CLIPS = ("verl", "trl")
+ON_SHORT = ("train", "raise")
 KL_ESTIMATORS = ("k1", "k2", "k3")
 REWARDS = ("outcome", "process", "procedure")
 OPTIMIZERS = ("sgd", "adam")
@@ -62,19 +73,25 @@ class RLConfig:
         "grpo", "优势", "优势：none（REINFORCE）/ mean（组平均基线）/ rloo（留一法）/ grpo（再除以标准差）",
         "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）；\"mean\"：A = r − 组平均（Dr. GRPO；"
         "TRL scale_rewards=\"none\"）；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer；"
-        "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）",
-        ADVANTAGES)
+        "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）；"
+        "\"reinforce_pp\"：先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
+        "adv_estimator=reinforce_plus_plus_baseline；奖励全相同的组白化后不再是 0）；"
+        "\"gae\"：学到的价值表 V(s) 和 GAE(γ, λ)，再整批白化（verl adv_estimator=gae；见 rl/critic.py）",
+        ADVANTAGE_ESTIMATORS)
     scale_rewards: str = _option(
         "group", "标准差范围", "GRPO 的标准差：group（同组）/ batch（整批）/ none（不除）",
-        "只对 advantage=\"grpo\" 有用。\"group\" 是 TRL 默认；\"batch\" 是 TRL scale_rewards=\"batch\"（REINFORCE++）；"
+        "只对 advantage=\"grpo\" 有用。\"group\" 是 TRL 默认；\"batch\" 是 TRL scale_rewards=\"batch\"：组中心化的奖励除以"
+        "整批奖励的标准差（这不是 verl 的 REINFORCE++，那个是 advantage=\"reinforce_pp\"）；"
         "\"none\" 等于 \"mean\"（verl norm_adv_by_std_in_grpo=False）", SCALES)
     std_eps: float = _option(1e-4, "std_eps", "除以标准差时加的小数（> 0）", "TRL 用 1e-4，verl 用 1e-6")
     loss_agg: str = _option(
-        "seq-mean", "损失聚合", "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO）",
-        "\"seq-mean\"：先在每份解答内按步平均，再对解答平均（TRL loss_type=\"grpo\"；verl \"seq-mean-token-mean\"）；"
-        "\"token-mean\"：整批所有步一起平均（TRL \"dapo\"/\"bnpo\"；verl \"token-mean\"）；"
-        "\"constant\"：总和除以常数 B × L_max（TRL \"dr_grpo\"；verl \"seq-mean-token-sum-norm\"），"
-        "L_max = 训练题里最长的步数（相当于 max_completion_length）", AGGREGATIONS)
+        "seq-mean", "损失聚合", "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO），或 verl / TRL 的名字",
+        "完整的归一化表见 losses.AGGREGATION_TABLE（B 份解答，第 i 份 |o_i| 步）。"
+        "\"seq-mean\"（= verl \"seq-mean-token-mean\" = TRL loss_type=\"grpo\"）：Σ_i (Σ_t l / |o_i|) / B；"
+        "\"token-mean\"（= verl \"token-mean\" = TRL \"dapo\" / \"bnpo\"，单卡）：Σ l / Σ|o_i|；"
+        "\"constant\"（= TRL \"dr_grpo\"）：Σ l / (B × L_max)，L_max = 训练题里最长的步数（相当于 TRL 的 "
+        "max_completion_length）；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
+        "不除以 B，所以是 constant 的 B 倍；verl \"seq-mean-token-sum\"：Σ_i Σ_t l / B", AGGREGATIONS)
     mu: int = _option(1, "每批更新次数 μ", "每批数据更新几次 μ（≥ 1）",
                       "TRL num_iterations；verl ppo_epochs。μ = 1 时 ρ ≡ 1，裁剪不会发生")
     clip: bool = _option(True, "裁剪", "是否裁剪重要性比率",
@@ -104,6 +121,44 @@ class RLConfig:
         "去掉权重衰减），lr 要小得多（约 0.05）。Adam 对梯度的整体缩放不敏感，比较 Dr. GRPO 和 GRPO 时值得打开",
         OPTIMIZERS)
     seed: int = _option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来")
+    # ---- 第 6 讲 8.5–8.9 节：critic + GAE、GSPO、CISPO、dual-clip、异步（陈旧）采样 ----
+    policy_loss: str = _option(
+        "ppo", "策略损失", "策略损失：ppo（逐步比率、裁剪更新）/ gspo（序列级比率）/ cispo（裁剪并截断梯度的权重）",
+        "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）；"
+        "\"gspo\"：losses.gspo_surrogate，s_i = exp(mean_t log ρ)，按序列裁剪，裁剪区间用 seq_eps_low / seq_eps_high"
+        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\"）；"
+        "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"），"
+        "怎么裁剪由 cispo_clip 决定", POLICY_LOSSES)
+    seq_eps_low: float = _option(3e-4, "GSPO ε_low", "GSPO 序列级比率的裁剪下界 1 − seq_eps_low（0 ~ 1）",
+                                 "GSPO 论文和 verl 的 gspo 示例用 3e-4（序列级比率离 1 很近，区间要小得多）")
+    seq_eps_high: float = _option(4e-4, "GSPO ε_high", "GSPO 序列级比率的裁剪上界 1 + seq_eps_high（≥ 0）",
+                                  "GSPO 论文和 verl 的 gspo 示例用 4e-4")
+    cispo_clip: str = _option(
+        "verl", "CISPO 的裁剪", "CISPO 的权重怎么裁剪：verl（夹在 [1 − eps_low, 1 + eps_high]）/ trl（只从上面截在 eps_high）",
+        "\"verl\"：w = clip(ρ, 1 − eps_low, 1 + eps_high)；\"trl\"：w = min(ρ, eps_high)（TRL clamp(ρ, max=epsilon_high)，"
+        "它的文档建议 cispo 用 epsilon_high = 5.0）", CISPO_CLIPS)
+    clip_ratio_c: float = _option(
+        None, "dual-clip c", "dual-clip 的界 c（None = 不用；> 1）：A < 0 的步损失最多 −c·A",
+        "Ye et al. 2019（arXiv 1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失默认就开着，TRL 没有）。"
+        "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去")
+    gamma: float = _option(1.0, "折扣 γ", "GAE 的折扣 γ（0 ~ 1；只对 advantage=\"gae\"）",
+                           "verl algorithm.gamma（默认 1.0）；Spinning Up gamma（0.99）")
+    lam: float = _option(1.0, "GAE λ", "GAE 的 λ（0 ~ 1；只对 advantage=\"gae\"）：1 = 蒙特卡洛回报减 V，0 = 一步 TD",
+                         "verl algorithm.lam（默认 1.0）；Spinning Up lam（0.97）")
+    critic_lr: float = _option(0.1, "critic 学习率", "价值表 V(s) 的学习率（Adam；有限、≥ 0；只对 advantage=\"gae\"）",
+                               "verl critic.optim.lr；Spinning Up vf_lr。价值表用自己的 Adam，和策略的优化器分开")
+    vf_coef: float = _option(1.0, "价值损失系数", "价值损失 ½(V − 回报)² 的系数（> 0；只对 advantage=\"gae\"）",
+                             "TRL PPOConfig vf_coef（默认 0.1，策略和价值共用一个网络时才要紧）；"
+                             "这里价值表是单独的，用 Adam 训练，系数几乎不影响更新的大小")
+    on_short: str = _option(
+        "train", "凑不满时", "动态采样采了 max_draws 批还凑不满时：train（用凑到的组训练）/ raise（报错停下）",
+        "\"train\" 是原来的做法；\"raise\" 和 verl 一样停下（verl 在 max_num_gen_batches 用完时抛错）。"
+        "凑不满的次数记在 history.meta[\"short_batches\"]", ON_SHORT)
+    staleness: int = _option(0, "陈旧步数 k", "用 k 次更新之前的策略采样（异步 RL；≥ 0，0 = 同步）",
+                             "k > 0 时每步再乘截断的重要性权重 min(π_old / π_behaviour, tis_cap)"
+                             "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略")
+    tis_cap: float = _option(2.0, "TIS 上限 C", "截断重要性权重的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
+                             "verl rollout_is_threshold（默认 2.0）；TIS 的 C")
 
     def __new__(cls, *args, **kwargs):
         names = [f.name for f in dataclasses.fields(cls)]
@@ -124,7 +179,7 @@ class RLConfig:
                              f"组平均基线让优势永远是 0（TRL 也要求 num_generations >= 2），收到 {g!r}")
         s(self, "group_size", g)
         s(self, "lr", as_real("lr（学习率）", self.lr, low=0.0))
-        s(self, "advantage", as_choice("advantage（优势的算法）", self.advantage, ADVANTAGES))
+        s(self, "advantage", as_choice("advantage（优势的算法）", self.advantage, ADVANTAGE_ESTIMATORS))
         s(self, "scale_rewards", as_choice("scale_rewards（标准差的范围）", self.scale_rewards, SCALES))
         s(self, "std_eps", as_real("std_eps", self.std_eps, 0.0, low_open=True))
         s(self, "loss_agg", as_choice("loss_agg（损失的聚合方式）", self.loss_agg, AGGREGATIONS))
@@ -141,6 +196,26 @@ class RLConfig:
         s(self, "temperature", as_real("temperature（温度）", self.temperature, 0.0, low_open=True))
         s(self, "optimizer", as_choice("optimizer（优化器）", self.optimizer, OPTIMIZERS))
         s(self, "seed", as_int("seed（随机种子）", self.seed, low=0))
+        s(self, "policy_loss", as_choice("policy_loss（策略损失）", self.policy_loss, POLICY_LOSSES))
+        s(self, "seq_eps_low", as_real("seq_eps_low（GSPO 裁剪下界）", self.seq_eps_low, 0.0, 1.0))
+        s(self, "seq_eps_high", as_real("seq_eps_high（GSPO 裁剪上界）", self.seq_eps_high, low=0.0))
+        s(self, "cispo_clip", as_choice("cispo_clip（CISPO 的裁剪方式）", self.cispo_clip, CISPO_CLIPS))
+        if self.clip_ratio_c is not None:
+            c = as_real("clip_ratio_c（dual-clip 的界 c）", self.clip_ratio_c)
+            if not c > 1:
+                raise ValueError(f"clip_ratio_c（dual-clip 的界 c）必须 > 1（verl 默认 3；None 表示不用 dual-clip），收到 {c!r}")
+            s(self, "clip_ratio_c", c)
+        s(self, "gamma", as_real("gamma（GAE 的折扣 γ）", self.gamma, 0.0, 1.0))
+        s(self, "lam", as_real("lam（GAE 的 λ）", self.lam, 0.0, 1.0))
+        s(self, "critic_lr", as_real("critic_lr（价值表的学习率）", self.critic_lr, low=0.0))
+        s(self, "vf_coef", as_real("vf_coef（价值损失系数）", self.vf_coef, 0.0, low_open=True))
+        s(self, "on_short", as_choice("on_short（动态采样凑不满时）", self.on_short, ON_SHORT))
+        s(self, "staleness", as_int("staleness（陈旧步数 k）", self.staleness, low=0))
+        tis = self.tis_cap
+        is_inf = isinstance(tis, (int, float, np.integer, np.floating)) and not isinstance(tis, bool) and tis == math.inf
+        if tis is not None and not is_inf:
+            tis = float(as_real("tis_cap（截断重要性权重的上限 C）", tis, 0.0, low_open=True))
+        s(self, "tis_cap", None if tis is None or is_inf else tis)     # 不截断记为 None：配置要能写进标准 JSON
 
     def replace(self, **changes):
         """返回一个改了几个选项的新配置（原配置不变）。【例子】PRESETS["grpo"].replace(mu=4, lr=1.0)"""
@@ -154,6 +229,27 @@ class RLConfig:
 RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(
     f"        {f.name}：{f.metadata['help']}" + (f"。{f.metadata['more']}" if f.metadata["more"] else "")
     for f in dataclasses.fields(RLConfig)))
+
+
+def as_choice(name, value, choices):
+    """
+    value 必须是 choices 之一；否则报中文的 ValueError，列出可接受的值，并用 difflib 提示最像的一个。
+
+    【例子】as_choice("loss_agg", "token_mean", AGGREGATIONS) → ValueError：……你是不是想写 'token-mean'？
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name（参数名）必须是字符串，收到 {name!r}")
+    if isinstance(choices, (str, bytes)) or not isinstance(choices, (tuple, list)) or not choices:
+        raise TypeError(f"choices 必须是可接受取值的非空元组或列表，收到 {choices!r}")
+    try:
+        ok = value in choices
+    except TypeError:
+        ok = False
+    if ok:
+        return value
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.5)
+    hint = f"你是不是想写 {close[0]!r}？" if close else ""
+    raise ValueError(f"{name} 必须是 {'、'.join(repr(c) for c in choices)} 之一，收到 {value!r}。{hint}")
 
 
 def _as_bool(name, value):
@@ -186,16 +282,32 @@ PRESETS = types.MappingProxyType({
     # DAPO：clip-higher（0.2 / 0.28）、动态采样、按步平均、没有 KL；μ = 4 让比率能离开 1
     # （默认 lr = 2 时离开得很少，裁剪几乎不发生；notebook 06 用 lr = 30 才看得到裁剪和 clip-higher 的效果）
     "dapo": _BASE.replace(loss_agg="token-mean", mu=4, eps_high=0.28, dynamic_sampling=True),
+    # ---- 第 6 讲 8.5–8.9 节 ----
+    # 带 critic 的 PPO：优势来自学到的价值表 V(s) 和 GAE(γ = 1, λ = 0.95)（verl adv_estimator=gae）
+    "ppo_critic": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, advantage="gae",
+                                lam=0.95),
+    # dual-clip PPO：A < 0 的步损失最多 −3A（verl 的 vanilla 损失默认 clip_ratio_c = 3）
+    "ppo_dual_clip": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, clip_ratio_c=3.0),
+    # GSPO：序列级比率、序列级裁剪（3e-4 / 4e-4），按解答平均（verl 的 gspo 固定用 seq-mean-token-mean）
+    "gspo": _BASE.replace(policy_loss="gspo", mu=4),
+    # CISPO（MiniMax-M1）：裁剪并截断梯度的权重，梯度流过每一步的 log π；verl 的双边裁剪、按步平均
+    "cispo": _BASE.replace(policy_loss="cispo", loss_agg="token-mean", mu=4, eps_high=0.28),
+    # REINFORCE++（verl reinforce_plus_plus_baseline）：组中心化后整批白化，按步平均
+    "reinforce_pp": _BASE.replace(advantage="reinforce_pp", loss_agg="token-mean"),
+    # 异步 GRPO：用 2 次更新之前的策略采样，截断重要性权重 min(π_old / π_behaviour, 2) 修正（verl TIS）
+    "grpo_async": _BASE.replace(staleness=2, tis_cap=2.0),
 })
 """
-命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"。
+命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"，
+以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"。
 
 【例子】PRESETS["dapo"].eps_high → 0.28；diff_presets("grpo", "dapo") 看它们差在哪里。
 【Python 小知识】types.MappingProxyType 是字典的只读视图：PRESETS["my"] = ... 会报错，预设不会被意外改掉。
 """
 
 PRESET_NAMES = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO", "dr_grpo": "Dr. GRPO",
-                "ppo": "PPO", "dapo": "DAPO"}
+                "ppo": "PPO", "dapo": "DAPO", "ppo_critic": "PPO+critic", "ppo_dual_clip": "PPO dual-clip",
+                "gspo": "GSPO", "cispo": "CISPO", "reinforce_pp": "REINFORCE++", "grpo_async": "异步 GRPO"}
 
 
 def preset(name, **overrides):
@@ -272,10 +384,12 @@ def presets_table(names=None):
 
 
 def format_option(v):
-    """一个选项值的中文写法：True / False → 开 / 关，浮点数用 :g。"""
+    """一个选项值的中文写法：True / False → 开 / 关，None → 无，浮点数用 :g。"""
+    if v is None:
+        return "无"
     return ("开" if v else "关") if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
 
 
-__all__ = ["ADVANTAGES", "AGGREGATIONS", "KL_ESTIMATORS", "OPTIMIZERS", "OPTION_NAMES", "PRESETS", "PRESET_NAMES",
-           "REWARDS", "RLConfig", "SCALES", "diff_presets", "format_option", "preset", "presets_table",
-           "resolve_config"]
+__all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "CISPO_CLIPS", "GROUP_ADVANTAGES", "KL_ESTIMATORS",
+           "ON_SHORT", "OPTIMIZERS", "OPTION_NAMES", "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "REWARDS", "RLConfig",
+           "SCALES", "diff_presets", "format_option", "preset", "presets_table", "resolve_config"]

@@ -17,10 +17,16 @@ from .config import RLConfig
 
 
 class Draws(NamedTuple):
-    """一次迭代的采样结果：drawn 采到的每一批；kept 用来训练的每一批；n_constant 奖励全相同的组数。"""
+    """
+    一次迭代的采样结果：drawn 采到的每一批；kept 用来训练的每一批；n_constant 奖励全相同的组数；
+    kept_problems：kept 里每份解答是训练题的第几道（和 kept 一一对应的数组列表；critic 的精确价值要用）；
+    short：开了动态采样、采满 max_draws 批还没凑满 batch_problems 组。
+    """
     drawn: list
     kept: list
     n_constant: int
+    kept_problems: list = None
+    short: bool = False
 
 
 def concat_rollouts(parts):
@@ -64,7 +70,7 @@ def draw_groups(model, batch, cfg, rng):
     if cfg.batch_problems > len(batch):
         raise ValueError(f"batch_problems = {cfg.batch_problems} 大于题数 {len(batch)}")
     G = cfg.group_size
-    drawn, kept, n_constant, n_kept = [], [], 0, 0
+    drawn, kept, kept_problems, n_constant, n_kept = [], [], [], 0, 0
     for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
         rows = np.sort(rng.choice(len(batch), size=cfg.batch_problems, replace=False))
         roll = sample_rollouts(model, batch.subset(rows), G, rng, cfg.temperature)
@@ -73,14 +79,16 @@ def draw_groups(model, batch, cfg, rng):
         n_constant += int(constant.sum())
         if not cfg.dynamic_sampling:
             kept.append(roll)
+            kept_problems.append(rows[roll.problem])
             break
         keep = ~constant & (np.cumsum(~constant) <= cfg.batch_problems - n_kept)
         if keep.any():
             kept.append(_keep_groups(roll, keep, G))
+            kept_problems.append(rows[roll.problem][np.repeat(keep, G)])
             n_kept += int(keep.sum())
         if n_kept >= cfg.batch_problems:
             break
-    return Draws(drawn, kept, n_constant)
+    return Draws(drawn, kept, n_constant, kept_problems, bool(cfg.dynamic_sampling and n_kept < cfg.batch_problems))
 
 
 __all__ = ["Draws", "concat_rollouts", "draw_groups"]

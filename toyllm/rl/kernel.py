@@ -75,6 +75,8 @@ class StepBatch(NamedTuple):
     old_prob: np.ndarray      # 采样时这个做法的概率 π_old(a | c)
     advantage: np.ndarray     # 这一步的优势 A
     weight: np.ndarray        # 聚合权重 w（losses.aggregation_weights）
+    mask: np.ndarray = None   # (B, L) 哪些步存在（GSPO 要按解答把步放回去）
+    tis: np.ndarray = None    # 截断重要性权重 min(π_old / π_behaviour, C)（陈旧采样时；None = 1）
 
 
 def step_batch(rollouts, advantages, loss_agg="seq-mean", max_len=None, check=True):
@@ -101,7 +103,7 @@ def step_batch(rollouts, advantages, loss_agg="seq-mean", max_len=None, check=Tr
         raise ValueError("advantages 里有 NaN 或无穷")
     weight = losses.aggregation_weights(mask, loss_agg, max_len)[mask]
     contexts, actions = rollouts.ctx[mask], rollouts.actions[mask]
-    return StepBatch(contexts, actions, rollouts.probs[mask][np.arange(len(actions)), actions], adv_steps, weight)
+    return StepBatch(contexts, actions, rollouts.probs[mask][np.arange(len(actions)), actions], adv_steps, weight, mask)
 
 
 class LossResult(NamedTuple):
@@ -140,15 +142,24 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     ctx, act, w = steps.contexts, steps.actions, steps.weight
     ratio = pi[ctx, act] / steps.old_prob
     eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
-    if surrogate_fn is None:
-        surr = losses.clipped_surrogate(ratio, steps.advantage, eps_low, eps_high, validate=False)
-    else:
-        surr = _custom_surrogate(surrogate_fn, ratio, steps.advantage, eps_low, eps_high)
-    surrogate = float(w @ surr.loss)
-    dloss_dlogp = w * surr.dloss_dratio * ratio            # ∂ρ/∂log π = ρ
-    kl_term, kl_est = 0.0, math.nan
-    need_log = cfg.beta > 0 or cfg.entropy_coef != 0 or want_kl_est
+    need_log = cfg.beta > 0 or cfg.entropy_coef != 0 or want_kl_est or cfg.policy_loss == "cispo"
     logpi = log_softmax_rows(logits, T) if need_log else None
+    if surrogate_fn is not None:
+        surr = _custom_surrogate(surrogate_fn, ratio, steps.advantage, eps_low, eps_high)
+    elif cfg.policy_loss == "gspo":
+        surr = _gspo(steps, np.log(ratio), cfg)
+    elif cfg.policy_loss == "cispo":
+        surr = losses.cispo_surrogate(ratio, steps.advantage, logpi[ctx, act], eps_low, eps_high, cfg.cispo_clip)
+    else:
+        surr = losses.clipped_surrogate(ratio, steps.advantage, eps_low, eps_high, validate=False,
+                                        clip_ratio_c=cfg.clip_ratio_c)
+    wl = w if steps.tis is None else w * steps.tis          # 陈旧采样：每步损失再乘截断的重要性权重
+    surrogate = float(wl @ surr.loss)
+    if getattr(surr, "dloss_dlogp", None) is not None:
+        dloss_dlogp = wl * surr.dloss_dlogp
+    else:
+        dloss_dlogp = wl * surr.dloss_dratio * ratio        # ∂ρ/∂log π = ρ
+    kl_term, kl_est = 0.0, math.nan
     if len(ctx) and want_kl_est:                           # 记录用：不夹的估计
         kl_est = float(losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator).value.mean())
     if len(ctx) and cfg.beta > 0:                          # 损失里的 KL：k3 像 verl 一样夹在 ≤ KL_CLAMP
@@ -166,6 +177,21 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     n = max(len(ctx), 1)
     return LossResult(surrogate + kl_term + entropy_term, grad, surrogate, kl_term, entropy_term,
                       np.count_nonzero(surr.clipped_low) / n, np.count_nonzero(surr.clipped_high) / n, kl_est)
+
+
+def _gspo(steps, log_ratio, cfg):
+    """GSPO：把每步的 log ρ 放回 (B, L)，调用 losses.gspo_surrogate，再展开成每个有效步。"""
+    if steps.mask is None:
+        raise ValueError("policy_loss=\"gspo\" 需要 StepBatch.mask（step_batch 会填好）")
+    m = steps.mask
+    dense = np.zeros(m.shape)
+    dense[m] = log_ratio
+    adv = np.zeros(m.shape)
+    adv[m] = steps.advantage
+    surr = losses.gspo_surrogate(dense, adv, m, cfg.seq_eps_low, cfg.seq_eps_high)
+    out = losses.Surrogate(surr.loss[m], surr.clipped_low[m], surr.clipped_high[m])   # 展开的顺序和 StepBatch 一致
+    out.dloss_dlogp = surr.dloss_dlogp[m]
+    return out
 
 
 def _check_rollouts(rollouts):

@@ -11,7 +11,10 @@ RL 的训练循环：采样 → 过滤 → 优势 → μ 次更新 → 记录（
 
 【和真实系统的不同】optimizer="sgd"（默认）是朴素的梯度下降（参数 −= lr × 梯度，和参考模块的 apply_grads 一致），
     optimizer="adam" 是 Adam（真实系统用 AdamW）；每次更新用整批数据（真实系统还会把一批切成小批）；
-    PPO 预设没有价值网络（critic），用组平均基线代替 GAE。
+    "ppo" 预设没有价值网络（critic），用组平均基线代替 GAE；"ppo_critic" 预设用一张价值表 V(s) 和 GAE（critic.py）。
+【第 6 讲 8.5–8.9 节】advantage="gae" 时价值表和策略一起训练（自己的 Adam、critic_lr、vf_coef），
+    history 多两列 value_err（价值表对精确价值的均方根误差，更新前）、value_loss；staleness = k > 0 时用 k 次更新之前的
+    参数采样，每步损失乘 min(π_old / π_behaviour, tis_cap)；动态采样凑不满的次数记在 meta["short_batches"]。
 """
 
 import numpy as np
@@ -23,13 +26,19 @@ from ..policy import base_logit_table, log_softmax_rows
 from ..problems import default_problems
 from ..sampler import prepare_problems
 from ..trainable import check_trainable
-from . import kernel, losses
+from ..policy import softmax_rows
+from ..trainable import TrainableLLM
+from . import critic, kernel, losses
 from .config import resolve_config
 from .filtering import concat_rollouts, draw_groups
 
 RL_COLUMNS = ("iteration", "reward", "pass1_exact", "pass1_sampled", "entropy", "kl_est", "kl_exact",
               "clip_low", "clip_high", "zero_std", "groups", "grad_norm", "loss", "samples")
 """train 返回的 History 的列（含义见 History 的说明）。"""
+CRITIC_COLUMNS = ("value_err", "value_loss")
+"""advantage="gae" 时多出的两列：价值表对精确价值 V* 的均方根误差（这次采样经过的状态，更新前；只对结果奖励），
+价值损失 ½(V − 回报)²（μ 次平均）。"""
+CRITIC_HEADERS = {"value_err": "V误差", "value_loss": "价值损失"}
 
 
 class Optimizer:
@@ -134,19 +143,39 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
     ref_logp_table = log_softmax_rows(base + ref_params, cfg.temperature)
     max_len = int(batch.mask.sum(axis=1).max())
     rng = np.random.default_rng(cfg.seed)
-    hist = History(RL_COLUMNS, {
+    use_critic = cfg.advantage == "gae"
+    if use_critic and advantage_fn is not None:
+        raise ValueError("advantage=\"gae\" 的优势来自价值表，不能同时给 advantage_fn")
+    hist = History(RL_COLUMNS + (CRITIC_COLUMNS if use_critic else ()), {
         "algorithm": "rl", "config": cfg.to_dict(), "seed": cfg.seed, "model_size": model.size,
         "n_train": len(batch), "n_heldout": int(paths.mask.shape[0]), "start_pass1_exact": exact_pass_at_1(model, paths),
         "advantage_fn": getattr(advantage_fn, "__name__", "custom") if advantage_fn else None,
         "surrogate_fn": getattr(surrogate_fn, "__name__", "custom") if surrogate_fn else None,
-    })
-    samples, it, updates_done = 0, 0, 0
+    }, CRITIC_HEADERS if use_critic else None)
+    samples, it, updates_done, short = 0, 0, 0, 0
     optimizer = Optimizer(cfg.optimizer, cfg.lr)
+    if use_critic:                                     # 价值表 V[t, c, ok]，拉平存放；自己的 Adam
+        shape = critic.table_shape(batch.mask.shape[1])
+        table = np.zeros(int(np.prod(shape)))
+        critic_opt = Optimizer("adam", cfg.critic_lr, table.shape)
+        train_paths = correct_paths(batch) if cfg.reward == "outcome" else None
+    snapshots = [model.params.copy()] if cfg.staleness else None       # 最近 k + 1 次的参数（陈旧采样用）
     try:
         for it in range(1, cfg.iterations + 1):
             updates_done = 0
             # ---- 1. 采样、过滤（动态采样时可能采好几批）----
-            draws = draw_groups(model, batch, cfg, rng)
+            sampler_model = model
+            if cfg.staleness:                          # 用 k 次更新之前的参数采样
+                sampler_model = TrainableLLM(model.size)
+                sampler_model.params[:] = snapshots[0]
+            draws = draw_groups(sampler_model, batch, cfg, rng)
+            if draws.short:
+                short += 1
+                if cfg.on_short == "raise":
+                    got = sum(len(d) for d in draws.kept) // G
+                    raise RuntimeError(f"动态采样：第 {it} 次迭代采了 max_draws = {cfg.max_draws} 批，只凑到 {got} / "
+                                       f"{cfg.batch_problems} 组奖励不全相同的题（on_short=\"raise\"，和 verl 一样停下）。"
+                                       f"可以加大 max_draws、减小 batch_problems，或设 on_short=\"train\" 用凑到的组训练")
             n_drawn = sum(len(d) for d in draws.drawn)
             samples += n_drawn
             everything = concat_rollouts(draws.drawn)
@@ -164,23 +193,50 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
                     if adv.shape != r.shape or not np.all(np.isfinite(adv)):
                         raise ValueError(f"advantage_fn 必须返回和 rewards 形状相同（{r.shape}）的有限数组，"
                                          f"收到形状 {adv.shape}")
+                elif use_critic:
+                    idx = critic.state_index(roll, shape[0])
+                    values = np.where(roll.mask, table[idx], 0.0)
+                    per_step = critic.outcome_step_rewards(r, roll.mask) if r.ndim == 1 else r
+                    adv, returns = critic.gae(per_step, values, roll.mask, cfg.gamma, cfg.lam)
+                    adv = losses.whiten(adv, roll.mask)                     # verl 把 GAE 的优势整批白化
+                    if train_paths is not None:
+                        v_star = critic.exact_values(softmax_rows(base + model.params, cfg.temperature), train_paths,
+                                                     np.concatenate(draws.kept_problems), roll)
+                        row["value_err"] = float(np.sqrt(np.mean((values - v_star)[roll.mask] ** 2)))
+                    else:
+                        row["value_err"] = float("nan")
                 else:
                     adv = losses.group_advantages(r, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
-                                                  None if r.ndim == 1 else roll.mask)
+                                                  None if r.ndim == 1 and cfg.advantage != "reinforce_pp"
+                                                  else roll.mask)
                 steps = kernel.step_batch(roll, adv, cfg.loss_agg, max_len, check=False)
+                if cfg.staleness:                      # π_old = 这次迭代开始时的策略；权重 min(π_old / π_beh, C)
+                    logp_old = log_softmax_rows(base + model.params, cfg.temperature)[steps.contexts, steps.actions]
+                    steps = steps._replace(old_prob=np.exp(logp_old), tis=losses.truncated_is_weights(
+                        logp_old, np.log(steps.old_prob), cfg.tis_cap))
                 ref_logp = ref_logp_table[steps.contexts, steps.actions]
-                stats = []
+                stats, vlosses = [], []
                 for _ in range(cfg.mu):
                     res = kernel.loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn,
                                                want_kl_est=False)
                     stats.append((res.loss, float(np.linalg.norm(res.grad)), res.clip_low, res.clip_high))
                     model.params -= optimizer.step(res.grad)
                     updates_done += 1
+                    if use_critic:                     # 价值表也走一步：½(V − 回报)² 的梯度
+                        vl, dv = critic.value_loss(np.where(roll.mask, table[idx], 0.0), returns, roll.mask)
+                        table -= critic_opt.step(cfg.vf_coef * critic.table_gradient(idx, dv, roll.mask, table.size))
+                        vlosses.append(vl)
+                    if cfg.staleness:
+                        snapshots = (snapshots + [model.params.copy()])[-(cfg.staleness + 1):]
                 st = np.array(stats)
                 row.update(loss=float(st[:, 0].mean()), grad_norm=float(st[:, 1].mean()),
                            clip_low=float(st[:, 2].mean()), clip_high=float(st[:, 3].mean()))
+                if use_critic:
+                    row["value_loss"] = float(np.mean(vlosses))
             else:                                                          # 动态采样到了上限也没凑到一组
                 row.update(loss=0.0, grad_norm=0.0, clip_low=0.0, clip_high=0.0)
+                if use_critic:
+                    row.update(value_err=float("nan"), value_loss=float("nan"))
             row["pass1_exact"] = exact_pass_at_1(model, paths)
             hist.append(row)
             updates_done = 0
@@ -192,8 +248,11 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
         hist.message = (f"训练被中断（KeyboardInterrupt）：完成了 {hist.n_rows} / {cfg.iterations} 次迭代{partial}；"
                         f"模型保留了到中断为止的全部更新。")
     hist.meta["final_pass1_exact"] = exact_pass_at_1(model, paths)
+    hist.meta["short_batches"] = short
+    if use_critic:
+        hist.meta["critic_table"] = table.reshape(shape).tolist()
     hist.meta["interrupted"] = hist.interrupted
     return hist
 
 
-__all__ = ["Optimizer", "RL_COLUMNS", "train"]
+__all__ = ["CRITIC_COLUMNS", "Optimizer", "RL_COLUMNS", "train"]

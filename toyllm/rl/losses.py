@@ -9,9 +9,10 @@ RL 损失里的每一个公式，值和导数写在一起（第 6 讲"优势、�
     它们不知道玩具模型是什么 —— 玩具的引擎（kernel.py）和以后的小 transformer 调用的是同一批函数。
     每个公式旁边就是它的导数：clipped_surrogate(...).dloss_dratio、kl_estimator(...).dvalue_dlogp、
     entropy(...).dlogits，引擎用链式法则把它们接起来，不再另写一遍。
-【扩展】新的替代损失（GSPO 的序列级比率、CISPO、dual-clip……）写成和 clipped_surrogate 一样的形状：
-    输入每步的 ρ、A（需要整条序列时再加 (B, L) 的 mask），返回 Surrogate 并挂上 dloss_dratio；
-    新的聚合方式（verl 的 loss_agg_mode）是 AGGREGATIONS 里的一个名字加上 aggregation_weights 里的一个分支。
+【第 6 讲 8.5–8.9 节】dual-clip（clipped_surrogate 的 clip_ratio_c）、GSPO（gspo_surrogate）、CISPO（cispo_surrogate）、
+    REINFORCE++（group_advantages 的 "reinforce_pp"）、verl / TRL 的聚合名字（AGGREGATION_TABLE）、
+    截断重要性权重（truncated_is_weights）。新的替代损失返回 Surrogate，并挂上 dloss_dlogp（对本步 log π 的导数）。
+    价值表和 GAE 在 critic.py。
 """
 
 import math
@@ -19,8 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import as_choice, as_int, as_real
-from .config import ADVANTAGES, AGGREGATIONS, KL_ESTIMATORS, REWARDS, SCALES
+from .._checks import as_int, as_real
+from .config import AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, REWARDS, SCALES, as_choice
 
 
 # =============================================================================
@@ -83,7 +84,7 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
     g = as_int("group_size", group_size)
     if g < 2:
         raise ValueError(f"group_size 必须 >= 2（组里至少两份解答才能互相比较），收到 {g}")
-    method = as_choice("method", method, ADVANTAGES)
+    method = as_choice("method", method, GROUP_ADVANTAGES)
     scale = as_choice("scale", scale, SCALES)
     eps = as_real("eps", eps, 0.0, low_open=True)
     r = _as_float_array("rewards", rewards)
@@ -102,9 +103,72 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
         m = None
     if not np.all(np.isfinite(r)):
         raise ValueError("rewards 里有 NaN 或无穷")
+    if method == "reinforce_pp":
+        return reinforce_pp_advantages(r, g, mask)
     if m is None:
         return _outcome_advantages(r, g, method, scale, eps)
     return _process_advantages(r, m, g, method, scale, eps)
+
+
+WHITEN_EPS = 1e-8
+"""verl masked_whiten 里加在方差上的小数：(x − 均值) / √(方差 + 1e-8)。"""
+
+
+def whiten(values, mask=None):
+    """
+    在整批上白化：(x − 均值) / √(方差 + 1e-8)，均值和（无偏，除以 n − 1 的）方差只算 mask 内的元素。
+
+    【思路】verl 的 masked_whiten（REINFORCE++ 和 GAE 的优势都经过它）。mask 内元素不到 2 个时方差记为 0。
+    【参数】values：数组；mask：同形状 bool，默认全部
+    【返回】同形状的数组（mask 外是 0）
+    【例子】whiten(np.array([1.0, 0.0])) → [0.7071, −0.7071]（方差 0.5）
+    """
+    x = _as_float_array("values", values)
+    m = np.ones(x.shape, bool) if mask is None else np.asarray(mask, dtype=bool)
+    if m.shape != x.shape:
+        raise ValueError(f"mask 的形状 {m.shape} 必须和 values 的形状 {x.shape} 相同")
+    n = int(m.sum())
+    if n == 0:
+        return np.zeros_like(x)
+    mean = x[m].mean()
+    var = x[m].var(ddof=1) if n > 1 else 0.0
+    return np.where(m, (x - mean) / np.sqrt(var + WHITEN_EPS), 0.0)
+
+
+def reinforce_pp_advantages(rewards, group_size, mask=None):
+    """
+    REINFORCE++（带基线）的优势，和 verl 的 adv_estimator="reinforce_plus_plus_baseline" 算的一样。
+
+    【思路】verl 的做法（compute_reinforce_plus_plus_baseline_outcome_advantage）：
+            a_i = r_i − mean_group(r)                  先减组平均
+            a_{i,t} = a_i（铺到这份解答的每一步）
+            A = whiten(a) = (a − mean) / √(var + 1e-8)   再在整批所有步上白化（均值、方差按步数加权）
+        和 TRL scale_rewards="batch" 不同：那里是 (r_i − 组平均) / std_batch(r)，除的是**奖励**的标准差、不再减均值、
+        按解答（不按步）算。还有一个差别：奖励全相同的组 a = 0，白化以后是 −mean / std（verl 不把它们单独置 0）；
+        同组解答步数不同时 mean ≠ 0，这些组得到非零的优势。玩具里同一道题的解答步数相同，mean 恰好是 0（到舍入误差）。
+    【参数】rewards：(B,) 结果奖励；group_size：G；mask：(B, L) bool（给了就按步加权白化，和 verl 一样；
+        None 时每份解答算一次）
+    【返回】(B,) 数组（每份解答一个数：同一份解答的每一步优势相同）
+    【边界】只支持结果奖励（(B,) 的 rewards）；B 不是 G 的倍数时报 ValueError。
+    【例子】reinforce_pp_advantages([1, 0, 0, 0, 1, 1, 0, 0], 4)：a = [.75, −.25, −.25, −.25, .5, .5, −.5, −.5]，
+        再除以 a 的样本标准差（均值是 0）
+    """
+    g = as_int("group_size", group_size, low=2)
+    r = _as_float_array("rewards", rewards)
+    if r.ndim != 1 or r.shape[0] == 0 or r.shape[0] % g:
+        raise ValueError(f"reinforce_pp 只支持结果奖励：rewards 必须是 (B,) 的数组，B 是 group_size = {g} 的倍数，"
+                         f"收到形状 {r.shape}（过程奖励请用 \"grpo\" / \"rloo\" / \"mean\"）")
+    if not np.all(np.isfinite(r)):
+        raise ValueError("rewards 里有 NaN 或无穷")
+    grp = r.reshape(-1, g)
+    a = (grp - grp.mean(axis=1, keepdims=True)).reshape(-1)
+    if mask is None:
+        return whiten(a)
+    m = np.asarray(mask, dtype=bool)
+    if m.ndim != 2 or m.shape[0] != r.shape[0]:
+        raise ValueError(f"mask 必须是 ({r.shape[0]}, L) 的 bool 数组，收到形状 {m.shape}")
+    w = whiten(np.broadcast_to(a[:, None], m.shape), m)
+    return np.where(m[:, 0], w[:, 0], 0.0)           # 每份解答的有效步从第 0 步开始，各步的值相同
 
 
 def _outcome_advantages(r, g, method, scale, eps):
@@ -163,12 +227,14 @@ class Surrogate(_SurrogateFields):
     """
     clipped_surrogate 的结果：每步的损失、哪些步在下界被裁剪、哪些步在上界被裁剪（可以解包成这 3 个）。
 
-    【属性】dloss_dratio：每步损失对 ρ 的导数 ∂l/∂ρ（不算在解包的 3 个里面；自己构造的 Surrogate 没有它时是 None）
+    【属性】dloss_dratio：每步损失对 ρ 的导数 ∂l/∂ρ（不算在解包的 3 个里面；自己构造的 Surrogate 没有它时是 None）；
+        dloss_dlogp：每步损失对本步 log π_θ 的导数（GSPO、CISPO 给出它；有它时引擎直接用它，不再用 ∂l/∂ρ · ρ）
     """
     dloss_dratio = None
+    dloss_dlogp = None
 
 
-def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True):
+def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, clip_ratio_c=None):
     """
     PPO / GRPO / DAPO 的裁剪替代损失（每一步一个数），连同它对 ρ 的导数。
 
@@ -178,11 +244,18 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True):
         导数：∂l/∂ρ = 0（被裁剪的步），否则 −A。所以被裁剪的步梯度为 0。
         裁剪只在"比率已经离开 1"时发生，所以 μ = 1（每批只更新一次，ρ ≡ 1）时从不裁剪。
         DAPO 的 clip-higher：ε_high = 0.28 > ε_low = 0.2，让低概率的好动作能涨得更多，防止熵塌缩。
+        dual-clip（Ye et al. 2019，arXiv 1912.09729；verl actor.clip_ratio_c，默认 3，必须 > 1）：上面的 min 对 A < 0、
+        ρ 很大的步没有上限（−ρA 随 ρ 线性增长：一个已经被推得很高的坏动作会得到很大的梯度）。dual-clip 再加一个界：
+            A < 0 时 l = min( max(−ρA, −clip(ρ)A), −c·A )，即 ρ > c 以后损失停在 −cA、梯度为 0。
+        verl 的 vanilla 损失默认就开着（c = 3），TRL 没有；本函数默认 clip_ratio_c=None（不用），
+        RLConfig(clip_ratio_c=3.0)（预设 "ppo_dual_clip"）打开它。
     【参数】ratio：ρ 数组；adv：A 数组（形状相同或可广播）；eps_low、eps_high：≥ 0（可以是 inf 表示不裁剪）；
-        validate：是否检查参数（引擎内部调用时为 False：学习率极大时 π_θ 可能下溢成 0，ρ = 0 也照样算）
+        validate：是否检查参数（引擎内部调用时为 False：学习率极大时 π_θ 可能下溢成 0，ρ = 0 也照样算）；
+        clip_ratio_c：dual-clip 的界 c（> 1），None 表示不用
     【返回】Surrogate(loss, clipped_low, clipped_high)，和 ratio 同形状；另有属性 .dloss_dratio（∂l/∂ρ）。
         clipped_low = (ρ < 1 − ε_low) & (A < 0)，clipped_high = (ρ > 1 + ε_high) & (A > 0)
-        （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）
+        （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）；
+        用 dual-clip 时还有属性 .dual_clipped = (A < 0) & (−cA < 原来的损失)（verl 记录为 pg_clipfrac_lower）
     【边界】ratio 必须 > 0（它是两个概率之比）。
         在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生（默认 lr = 2 时比率几乎不离开 [0.8, 1.2]，
         PPO / DAPO 预设和 GRPO 的曲线一样）。裁剪确实发生时（notebook 06：1e8、μ = 4、lr = 30），clip-higher
@@ -190,6 +263,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True):
         这和 DAPO 在真实 LLM 上看到的方向一致。单看一批数据，它让低概率、优势为正的 correct 涨得更多。
     【例子】clipped_surrogate(np.array([1.0, 1.5, 0.5]), np.array([1.0, 1.0, -1.0]))
         → loss [−1.0, −1.2, 0.8]，clipped_high [F, T, F]，clipped_low [F, F, T]，dloss_dratio [−1, 0, 0]
+        clipped_surrogate(np.array([5.0]), np.array([-1.0]), clip_ratio_c=3.0) → loss [3.0]（没有 c 时是 5.0），导数 [0]
     【Python 小知识】np.minimum 是逐元素的 min（内置的 min 只能比两个数）；np.clip(x, lo, hi) 把 x 夹在区间里。
         Surrogate 继承一个 NamedTuple 而不加 __slots__，所以实例还能多挂一个属性（dloss_dratio），解包仍是 3 个。
     """
@@ -204,13 +278,126 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True):
             raise ValueError("ratio（重要性比率 π_θ / π_old）必须都 > 0")
         if np.any(~np.isfinite(a)):
             raise ValueError("adv（优势）里有 NaN 或无穷")
+        if clip_ratio_c is not None:
+            clip_ratio_c = as_real("clip_ratio_c", clip_ratio_c)
+            if not clip_ratio_c > 1:
+                raise ValueError(f"clip_ratio_c（dual-clip 的界 c）必须 > 1（verl 默认 3），收到 {clip_ratio_c!r}")
     else:
         rho, a = ratio, adv
     low = (rho < 1.0 - eps_low) & (a < 0)
     high = (rho > 1.0 + eps_high) & (a > 0)
-    out = Surrogate(-np.minimum(rho * a, np.clip(rho, 1.0 - eps_low, 1.0 + eps_high) * a), low, high)
-    out.dloss_dratio = np.where(low | high, 0.0, -a)
+    loss = -np.minimum(rho * a, np.clip(rho, 1.0 - eps_low, 1.0 + eps_high) * a)
+    dloss = np.where(low | high, 0.0, -a)
+    if clip_ratio_c is None:
+        out = Surrogate(loss, low, high)
+        out.dloss_dratio = dloss
+        return out
+    dual = (a < 0) & (-clip_ratio_c * a < loss)
+    out = Surrogate(np.where(dual, -clip_ratio_c * a, loss), low, high)
+    out.dloss_dratio = np.where(dual, 0.0, dloss)
+    out.dual_clipped = dual
     return out
+
+
+def gspo_surrogate(log_ratio, adv, mask, eps_low=3e-4, eps_high=4e-4):
+    """
+    GSPO（Zheng et al. 2025，arXiv 2507.18071）的序列级替代损失，连同每步损失对本步 log π 的导数。
+
+    【思路】一份解答一个比率：s_i = exp( mean_t log ρ_{i,t} )（每步比率的几何平均），按序列裁剪：
+            l_{i,t} = − min( s_i A_i ,  clip(s_i, 1 − ε_low, 1 + ε_high) A_i )      （同一份解答的每一步相同）
+        这和 verl 的 policy_loss.loss_mode="gspo" 完全一样：verl 把 s_i 写成 sg(s_i) · π_θ(a_t) / sg(π_θ(a_t))，
+        值是 s_i，对本步 log π 的导数是 s_i（不是 s_i / |o_i|），每步用自己的 A_{i,t}，再固定用 seq-mean-token-mean 聚合
+        （本包用 RLConfig.loss_agg；预设 "gspo" 用 "seq-mean"，即同一个聚合）——
+        于是整份解答的梯度是 −A_i ∇s_i，正是论文的公式。TRL importance_sampling_level="sequence" 的梯度
+        在按解答平均（loss_type="grpo"）时与之相同。log s_i 像 verl 一样先夹在 ≤ 10。
+        裁剪区间比逐步的小得多（论文 3e-4 / 4e-4）：s_i 是几何平均，离 1 很近。
+    【参数】log_ratio：(B, L) 每步 log π_θ − log π_old；adv：(B,) 或 (B, L)（每步自己的 A，和 verl 一样）；
+        mask：(B, L) bool；eps_low、eps_high：≥ 0
+    【返回】Surrogate(loss, clipped_low, clipped_high)，都是 (B, L)（mask 外为 0 / False），
+        另有 .dloss_dlogp（每步损失对本步 log π_θ 的导数）、.seq_ratio（每份解答的 s_i，(B,)）
+    【例子】gspo_surrogate(np.log([[1.1, 1.0]]), np.array([1.0]), np.ones((1, 2), bool), 0.2, 0.2)
+        → s = √1.1 ≈ 1.0488；loss 每步 −1.0488；dloss_dlogp 每步 −1.0488
+    """
+    lr, m = _as_float_array("log_ratio", log_ratio), np.asarray(mask, dtype=bool)
+    if lr.ndim != 2 or m.shape != lr.shape:
+        raise ValueError(f"log_ratio 和 mask 必须是同形状的 (B, L) 数组，收到 {lr.shape}、{m.shape}")
+    a = _as_float_array("adv", adv)
+    if a.shape == lr.shape[:1]:
+        a = np.broadcast_to(a[:, None], lr.shape)
+    if a.shape != lr.shape:
+        raise ValueError(f"adv 的形状必须是 ({lr.shape[0]},) 或 {lr.shape}，收到 {a.shape}")
+    a = np.where(m, a, 0.0)
+    if not np.all(np.isfinite(a)) or np.isnan(lr[m]).any():
+        raise ValueError("adv 必须是有限的数，log_ratio 在 mask 内不能是 NaN")
+    eps_low, eps_high = _as_eps("eps_low", eps_low), _as_eps("eps_high", eps_high)
+    n = np.maximum(m.sum(axis=1), 1)
+    s_i = np.exp(np.minimum(np.where(m, lr, 0.0).sum(axis=1) / n, 10.0))[:, None]
+    low = m & (s_i < 1.0 - eps_low) & (a < 0)
+    high = m & (s_i > 1.0 + eps_high) & (a > 0)
+    loss = -np.minimum(s_i * a, np.clip(s_i, 1.0 - eps_low, 1.0 + eps_high) * a)
+    out = Surrogate(np.where(m, loss, 0.0), low, high)
+    out.dloss_dlogp = np.where(m & ~(low | high), -a * s_i, 0.0)
+    out.seq_ratio = s_i[:, 0]
+    return out
+
+
+def cispo_surrogate(ratio, adv, logp, eps_low=0.2, eps_high=0.2, convention="verl"):
+    """
+    CISPO（MiniMax-M1，arXiv 2506.13585；ScaleRL 选的损失）：裁剪重要性**权重**，不裁剪更新。
+
+    【思路】l_{i,t} = − sg( w(ρ_{i,t}) ) · A_i · log π_θ(a_t | c_t)，sg = 截断梯度（detach）
+        · 导数 ∂l/∂log π = −w·A：每一步都有梯度 —— PPO 的裁剪让 ρ 出界的步梯度为 0，CISPO 只是把它的权重截住。
+        · 两个系统的裁剪不一样（本函数两种都有，convention 选）：
+            "verl"：w = clip(ρ, 1 − ε_low, 1 + ε_high)（双边，verl policy_loss.loss_mode="cispo"）
+            "trl"：w = min(ρ, ε_high)（只截上面，截在 ε_high 本身；TRL loss_type="cispo" 的 clamp(ρ, max=epsilon_high)，
+                   TRL 文档建议此时 epsilon_high = 5.0）
+        · 损失的值里有 log π，所以它不是 ~0（和 PPO 的替代损失不同），比较的时候看梯度。
+    【参数】ratio：ρ；adv：A（同形状或可广播）；logp：log π_θ(a_t)（同形状）；eps_low、eps_high：≥ 0；
+        convention："verl" / "trl"
+    【返回】Surrogate(loss, clipped_low, clipped_high)：clipped_low / high 是权重在下界 / 上界被截住的步（不看 A 的符号）；
+        另有 .dloss_dlogp = −w·A、.weight = w、.dloss_dratio = 0（权重截断了梯度）
+    【例子】cispo_surrogate(np.array([1.5]), np.array([1.0]), np.log([0.5])) → w = 1.2，loss = 1.2·log 2 ≈ 0.832，
+        dloss_dlogp = −1.2（PPO 在这一步的梯度是 0）
+    """
+    convention = as_choice("convention", convention, CISPO_CLIPS)
+    rho, a, lp = _as_float_array("ratio", ratio), _as_float_array("adv", adv), _as_float_array("logp", logp)
+    try:
+        np.broadcast_shapes(rho.shape, a.shape, lp.shape)
+    except ValueError:
+        raise ValueError(f"ratio、adv、logp 的形状 {rho.shape}、{a.shape}、{lp.shape} 必须相同（或可以广播）") from None
+    if np.any(~(rho > 0)) or not (np.all(np.isfinite(a)) and np.all(lp <= 0)):
+        raise ValueError("ratio 必须都 > 0，adv 必须是有限的数，logp（对数概率）必须都 <= 0")
+    eps_low, eps_high = _as_eps("eps_low", eps_low), _as_eps("eps_high", eps_high)
+    if convention == "verl":
+        lo, hi = 1.0 - eps_low, 1.0 + eps_high
+    else:
+        lo, hi = -math.inf, eps_high
+    w = np.clip(rho, lo, hi)
+    out = Surrogate(-w * a * lp, rho < lo, rho > hi)
+    out.dloss_dlogp = -w * a
+    out.dloss_dratio = np.zeros(np.broadcast_shapes(rho.shape, a.shape))
+    out.weight = w
+    return out
+
+
+def truncated_is_weights(logp_old, logp_behaviour, cap=2.0):
+    """
+    截断的重要性权重 min(π_old / π_behaviour, C)：陈旧（异步）采样的修正（verl rollout correction / TIS）。
+
+    【思路】异步 RL 里采样用的策略 π_behaviour 是 k 次更新之前的参数，训练时的 π_old 是现在的。
+        每步损失乘上 w = min(π_old(a) / π_behaviour(a), C)（不求导）：C 截住少数很大的权重，换来更小的方差，
+        代价是一点偏差（C = inf 时是逐步的重要性采样）。
+    【参数】logp_old、logp_behaviour：同形状的对数概率；cap：C（> 0；None 或 inf 表示不截断）
+    【返回】同形状的权重数组
+    【例子】truncated_is_weights(np.log([0.5, 0.9]), np.log([0.1, 0.9])) → [2.0, 1.0]（5 被截到 2）
+    """
+    a, b = _as_float_array("logp_old", logp_old), _as_float_array("logp_behaviour", logp_behaviour)
+    if a.shape != b.shape:
+        raise ValueError(f"logp_old 的形状 {a.shape} 和 logp_behaviour 的形状 {b.shape} 必须相同")
+    cap = math.inf if cap is None else _as_eps("cap", cap)
+    if cap == 0:
+        raise ValueError("cap（截断的上限 C）必须 > 0，收到 0")
+    return np.minimum(np.exp(np.minimum(a - b, 700.0)), cap)
 
 
 def _as_eps(name, value):
@@ -293,19 +480,56 @@ def kl_estimates(logp, logp_ref):
 # =============================================================================
 # 聚合
 # =============================================================================
+class Aggregation(NamedTuple):
+    """AGGREGATION_TABLE 的一行：归一化的方式 kind、公式、谁这样做。"""
+    kind: str
+    formula: str
+    systems: str
+
+
+AGGREGATION_TABLE = {
+    "seq-mean": Aggregation("seq", "Σ_i (Σ_t l_{i,t} / |o_i|) / B", "本包的原名 = verl seq-mean-token-mean = TRL grpo"),
+    "token-mean": Aggregation("token", "Σ_{i,t} l_{i,t} / Σ_i |o_i|", "verl token-mean = TRL dapo / bnpo（单卡）"),
+    "constant": Aggregation("constant", "Σ_{i,t} l_{i,t} / (B · L_max)", "本包的原名 = TRL dr_grpo"),
+    "seq-mean-token-mean": Aggregation("seq", "Σ_i (Σ_t l_{i,t} / |o_i|) / B", "verl（= TRL grpo）"),
+    "seq-mean-token-sum": Aggregation("sum", "Σ_i Σ_t l_{i,t} / B", "verl（TRL RLOO 的序列对数概率之和）"),
+    "seq-mean-token-sum-norm": Aggregation("norm", "Σ_{i,t} l_{i,t} / L", "verl（L 是补齐后的长度；= B × TRL dr_grpo）"),
+    "grpo": Aggregation("seq", "Σ_i (Σ_t l_{i,t} / |o_i|) / B", "TRL loss_type（原始 GRPO）"),
+    "bnpo": Aggregation("token", "Σ_{i,t} l_{i,t} / Σ_i |o_i|", "TRL loss_type（本地一批的步数）"),
+    "dr_grpo": Aggregation("constant", "Σ_{i,t} l_{i,t} / (B · L_max)", "TRL loss_type（L_max = max_completion_length）"),
+    "dapo": Aggregation("token", "Σ_{i,t} l_{i,t} / Σ_i |o_i|", "TRL loss_type（默认；全局步数 / 进程数，单卡即本批步数）"),
+}
+"""
+损失聚合的一张表：每个名字（本包原名、verl 的 actor.loss_agg_mode、TRL 的 loss_type）→ Aggregation(kind, 公式, 系统)。
+
+【思路】四种归一化（B 份解答，第 i 份 |o_i| 步，L_max 见下）：
+        "seq"：每步权重 1 / (B · |o_i|)；"token"：1 / Σ|o_i|；"constant"：1 / (B · L_max)；
+        "sum"：1 / B；"norm"：1 / L（L = mask 的列数，补齐后的长度；verl 的 seq-mean-token-sum-norm 不除以 B）。
+    L_max：TRL dr_grpo 用配置里的 max_completion_length，本包用训练题里最长的步数（max_len 参数）；
+    verl 的 seq-mean-token-sum-norm 用补齐后的长度 L（本包里补齐到训练题最长的步数，两者相同）。
+    所以 "constant" = TRL "dr_grpo"；verl "seq-mean-token-sum-norm" 是它的 B 倍（不是同一个数）。
+【例子】AGGREGATION_TABLE["dr_grpo"].formula → "Σ_{i,t} l_{i,t} / (B · L_max)"
+"""
+
+
 def aggregation_weights(mask, how="seq-mean", max_len=None):
     """
     每一步在总损失里的权重 w（B, L），loss = Σ w · l；所以 ∂loss/∂l = w。
 
-    【思路】三种聚合（B 份解答，第 i 份有 |o_i| 步）：
-            "seq-mean"：w = 1 / (B · |o_i|)       先按解答内平均，再对解答平均（原始 GRPO）
-            "token-mean"：w = 1 / Σ_i |o_i|       所有步一起平均（DAPO）
-            "constant"：w = 1 / (B · L_max)       常数归一化（Dr. GRPO）
+    【思路】B 份解答，第 i 份有 |o_i| 步：
+            "seq-mean"：w = 1 / (B · |o_i|)       先按解答内平均，再对解答平均（原始 GRPO；TRL "grpo"；verl "seq-mean-token-mean"）
+            "token-mean"：w = 1 / Σ_i |o_i|       所有步一起平均（DAPO；TRL "dapo" / "bnpo"；verl "token-mean"）
+            "constant"：w = 1 / (B · L_max)       常数归一化（Dr. GRPO；TRL "dr_grpo"）
+            "seq-mean-token-sum"：w = 1 / B       verl：每份解答内求和，再对解答平均
+            "seq-mean-token-sum-norm"：w = 1 / L  verl：总和除以补齐后的长度（不除以 B，是 "constant" 的 B 倍）
+        verl / TRL 的每个名字见 AGGREGATION_TABLE（TRL 的名字和同类的 verl 名字算出同一个数）。
         Dr. GRPO 指出 "seq-mean" 的长度偏差：长的错误解答每步受到的惩罚更小。
-    【参数】mask：(B, L) bool；how：上面三种之一；max_len：L_max（≥ 1 的整数），默认 mask.shape[1]
+    【参数】mask：(B, L) bool；how：AGGREGATIONS 之一；max_len：L_max（≥ 1 的整数），默认 mask.shape[1]
+        （只对 "constant" / "dr_grpo"）
     【返回】(B, L) float 数组，mask 外是 0
+    【边界】未知的名字报 ValueError，并提示最像的名字。
     【例子】两份解答，3 步和 1 步（L = 3）："seq-mean" → 每步 1/6、1/6、1/6 和 1/2；"token-mean" → 每步 1/4；
-        "constant" → 每步 1/6
+        "constant" → 每步 1/6；"seq-mean-token-sum" → 每步 1/2；"seq-mean-token-sum-norm" → 每步 1/3
     """
     m = np.asarray(mask)
     if m.dtype != bool and not (m.size == 0 or np.isin(m, (0, 1)).all()):
@@ -313,16 +537,20 @@ def aggregation_weights(mask, how="seq-mean", max_len=None):
     m = m if m.dtype == bool else m.astype(bool)
     if m.ndim != 2:
         raise ValueError(f"mask 必须是 (B, L) 的二维数组，收到形状 {m.shape}")
-    how = as_choice("how", how, AGGREGATIONS)
+    kind = AGGREGATION_TABLE[as_choice("how", how, AGGREGATIONS)].kind
     B, L = m.shape
     if B == 0:
         return np.zeros(m.shape)
-    if how == "seq-mean":
+    if kind == "seq":
         lengths = m.sum(axis=1)
         w = 1.0 / (B * np.maximum(lengths, 1))
         return np.where(m, w[:, None], 0.0)
-    if how == "token-mean":
+    if kind == "token":
         return np.where(m, 1.0 / max(int(m.sum()), 1), 0.0)
+    if kind == "sum":
+        return np.where(m, 1.0 / B, 0.0)
+    if kind == "norm":
+        return np.where(m, 1.0 / max(L, 1), 0.0)
     max_len = L if max_len is None else as_int("max_len", max_len, low=1)
     return np.where(m, 1.0 / (B * max_len), 0.0)
 
@@ -331,7 +559,7 @@ def aggregate_loss(per_step, mask, how="seq-mean", max_len=None):
     """
     把每一步的损失合成一个数：Σ w · l，w 见 aggregation_weights（mask 外的值不参与，可以是任何数）。
 
-    【参数】per_step：(B, L) 每步损失；mask：(B, L) bool；how："seq-mean" / "token-mean" / "constant"；
+    【参数】per_step：(B, L) 每步损失；mask：(B, L) bool；how：AGGREGATIONS 之一（见 AGGREGATION_TABLE）；
         max_len：常数归一化的 L_max（默认 L）
     【返回】float
     【例子】per_step = [[1, 1, 0], [4, 0, 0]]，mask = [[T, T, F], [T, F, F]]：
@@ -413,6 +641,7 @@ def _as_float_array(name, value):
         raise TypeError(f"{name} 必须是数（或数的数组），收到 {value!r}") from None
 
 
-__all__ = ["Entropy", "KLEstimates", "KLTerm", "KL_CLAMP", "Surrogate", "aggregate_loss", "aggregation_weights",
-           "clipped_surrogate", "constant_groups", "entropy", "group_advantages", "kl_estimates", "kl_estimator",
-           "step_rewards"]
+__all__ = ["AGGREGATION_TABLE", "Aggregation", "Entropy", "KLEstimates", "KLTerm", "KL_CLAMP", "Surrogate",
+           "WHITEN_EPS", "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clipped_surrogate",
+           "constant_groups", "entropy", "group_advantages", "gspo_surrogate", "kl_estimates", "kl_estimator",
+           "reinforce_pp_advantages", "step_rewards", "truncated_is_weights", "whiten"]
