@@ -61,6 +61,7 @@ KINDS = {
     "text": [None, 3, b"x"],
     "ks": [[], [0], [2.5], "k", None, [NAN]],
     "answers": [[], None, "abc", 3],
+    "eps": [NAN, -INF, "1", None, -1.0, [1.0]],      # +inf 是合法的：表示不裁剪
     "answer": [None, "abc", 2.5, [1]],
     "stderr": [INF, "1", None, -1.0, [0.1]],          # NaN 是合法的标准误（只有一个样本时无法估计）
     # 下面几类不含 None：这些参数的 None 是文档写明的默认值（例如 None 表示"用默认的题"）
@@ -323,7 +324,7 @@ CASES = [
     Case("rl.group_advantages", lambda: dict(rewards=[1.0, 0.0, 1.0, 1.0], group_size=2),
          {"rewards": "array", "group_size": "count", "method": "choice", "eps": "number"}),
     Case("rl.clipped_surrogate", lambda: dict(ratio=[1.0, 1.1], adv=[0.5, -0.5]),
-         {"ratio": "array", "adv": "array", "eps_low": "number", "eps_high": "number"}),
+         {"ratio": "array", "adv": "array", "eps_low": "eps", "eps_high": "eps"}),
     Case("rl.kl_estimates", lambda: dict(logp=[-1.0, -2.0], logp_ref=[-1.5, -2.0]), {"logp": "array", "logp_ref": "array"}),
     Case("rl.aggregate_loss", lambda: dict(per_step=np.ones((2, 3)), mask=np.ones((2, 3), bool)),
          {"per_step": "array", "mask": "array", "how": "choice"}),
@@ -358,8 +359,6 @@ CASES = [
 
 
 XFAIL = {
-    "rl.clipped_surrogate": {'eps_high', 'eps_low', 'ratio'},
-    "rl.kl_estimates": {'logp', 'logp_ref'},
 }
 """rl 分支（模型 / 引擎模块）现在还不合格的 (函数, 参数)：标成 xfail(strict=True)，修好后会 XPASS 而失败，提醒去掉。"""
 

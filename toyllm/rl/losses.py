@@ -274,8 +274,8 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
             np.broadcast_shapes(rho.shape, a.shape)
         except ValueError:
             raise ValueError(f"ratio 的形状 {rho.shape} 和 adv 的形状 {a.shape} 必须相同（或可以广播）") from None
-        if np.any(~(rho > 0)):
-            raise ValueError("ratio（重要性比率 π_θ / π_old）必须都 > 0")
+        if np.any(~((rho > 0) & (rho < np.inf))):
+            raise ValueError("ratio（重要性比率 π_θ / π_old）必须都是有限的正数（> 0，不能是 NaN 或无穷）")
         if np.any(~np.isfinite(a)):
             raise ValueError("adv（优势）里有 NaN 或无穷")
         if clip_ratio_c is not None:
@@ -444,8 +444,9 @@ def kl_estimator(logp, logp_ref, kind="k3", clamp=None):
     lp, lr = _as_float_array("logp", logp), _as_float_array("logp_ref", logp_ref)
     if lp.shape != lr.shape:
         raise ValueError(f"logp 的形状 {lp.shape} 和 logp_ref 的形状 {lr.shape} 必须相同")
-    if np.isnan(lp).any() or np.isnan(lr).any():
-        raise ValueError("logp / logp_ref 里有 NaN")
+    for name, arr in (("logp", lp), ("logp_ref", lr)):
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name}（对数概率）必须都是有限的数：里面有 NaN 或 ±inf（概率为 0 的动作不会被采到）")
     if clamp is not None:
         clamp = as_real("clamp", clamp, low=0.0)
     log_r = lr - lp
