@@ -8,7 +8,8 @@
     它比真正的 pass@1（答对的概率）略小：中间写错了、后面又被另一个错误"修好"的路径不在里面。
     答对的概率由 answer_probs 精确算出（带着中间值的分布逐步走，所有路径都算），但慢得多；
     课上的题里两者差 0.1% ~ 0.8%（小模型、无思维链时最大，notebook 04 逐个大小算出这个差）。
-    本模块其余的函数（exact_pass_at_1 / exact_pass_at_k / expected_reward / 梯度）都建立在快的"走对路径的概率"上。
+    exact_pass_at_1 / exact_pass_at_k / expected_reward / grad_expected_reward 等建立在快的"走对路径的概率"上；
+    answer_pass_at_k 和 grad_answer_reward 是建立在"答对的概率"上的对应版本（精确，但慢）。
     有了 p = P(走对路径)，pass@k 就用 1 − (1 − p)^k。
 
     J(Δ) = (1/P) Σ_i p_i（p_i 是走对路径的概率）是 Δ 的一个光滑函数，它对每个 Δ 的梯度也能精确写出来（grad_expected_reward），
@@ -114,7 +115,7 @@ _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
 
 def _step_outcomes(op, x, b, probs):
     """
-    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率)，每个来源行 2 + 2·D 项。
+    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率, 做法)，每个来源行 2 + 2·D 项。
 
     correct 和 bug 各一项（bug 用 apply_op_np，负数输入时等于正确结果）；careless 在结果 c 的 D 位里均匀挑一位 i，
     各以 1/2 的概率 |c| ± 10^i（c = 0 时只能 +1），符号跟着 c —— 和 apply_op_np 抽随机数的方式一一对应。
@@ -135,7 +136,8 @@ def _step_outcomes(op, x, b, probs):
     val = np.concatenate([exact, bug, (sign * (m[:, None] + _POW10[:width])).ravel(),
                           (sign * (m[:, None] - _POW10[:width])).ravel()])
     w = np.concatenate([probs[:, 0], probs[:, 1], w_up.ravel(), w_down.ravel()])
-    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
+    proc = np.repeat(np.array([0, 1, 2, 2]), [len(x), len(x), len(x) * width, len(x) * width])
+    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w, proc
 
 
 def answer_probs(model, problems, temperature=1.0):
@@ -154,37 +156,92 @@ def answer_probs(model, problems, temperature=1.0):
     【返回】(P,) numpy 数组
     【边界】慢：课上 3~8 步的题，中间值最多有上万种，100 道题要几秒（见 tools/bench_eval.py）。
         所以 RL 的训练记录、pass@k 和梯度用的是快的 exact_pass_at_1（走对路径的概率）；这个函数用来对照和教学。
+        建立在它上面的 pass@k 和梯度：answer_pass_at_k、grad_answer_reward。
         不接受 CorrectPaths（那里面只有正确路径，没有起始数）。
     【例子】answer_probs(ToyLLM(1e8), problems).mean() 比 exact_pass_at_1(ToyLLM(1e8), problems) 大约 0.008
     【Python 小知识】np.lexsort((值, 题号)) 先按题号、再按值排序，相同的 (题号, 值) 就挨在一起，np.add.reduceat 把它们加起来。
     """
+    return _answer_dp(model, problems, temperature, "answer_probs")[0]
+
+
+def _answer_dp(model, problems, temperature, name, grad=False):
+    """
+    answer_probs 的计算本身；grad=True 时再做一遍反向传播，返回 (q (P,), ∂ mean(q) / ∂Δ (12, 3))。
+
+    反向（reverse mode）：每个结果的"伴随量"a = ∂(Σ_i q_i) / ∂(这个结果的概率)。最后一步撞上答案的结果 a = 1；
+    合并出来的状态把 a 分给合并进去的每个结果；来源状态的 a = Σ 概率因子 × 结果的 a。
+    概率因子 π_j(c) · 常数 对 z_{c,k} 的导数是 它自己 × (1[j = k] − π_k)（softmax 的导数），和 grad_expected_reward 一样。
+    """
     if isinstance(problems, CorrectPaths):
-        raise TypeError("answer_probs 需要 list of Problem（CorrectPaths 只有正确路径），收到 CorrectPaths")
+        raise TypeError(f"{name} 需要 list of Problem（CorrectPaths 只有正确路径），收到 CorrectPaths")
     check_table_model(model)
-    temperature = as_real("temperature", temperature, low=0.0)
+    temperature = _grad_temperature(temperature) if grad else as_real("temperature", temperature, low=0.0)
     batch = prepare_problems(problems)
     P, L = batch.ops.shape
     tables = [prob_table(model, temperature, 0 if model.cot else t) for t in range(L)]
     last = batch.lengths - 1
     out = np.zeros(P)
     pid, x, w = np.arange(P), batch.start.copy(), np.ones(P)
+    tape = []
     for t in range(L):
         op, b = batch.ops[pid, t], batch.operands[pid, t]
-        src, val, pw = _step_outcomes(op, x, b, tables[t][context_ids_np(op, x, b)])
+        ctx = context_ids_np(op, x, b)
+        src, val, pw, proc = _step_outcomes(op, x, b, tables[t][ctx])
         new_pid, new_w = pid[src], w[src] * pw
         final = last[new_pid] == t
         hit = final & (val == batch.answer[new_pid])
         out += np.bincount(new_pid[hit], weights=new_w[hit], minlength=P)
-        keep = ~final & (new_w > 0)
-        new_pid, val, new_w = new_pid[keep], val[keep], new_w[keep]
-        order = np.lexsort((val, new_pid))
+        kept = np.nonzero(~final & (new_w > 0))[0]
+        order = kept[np.lexsort((val[kept], new_pid[kept]))]
         new_pid, val, new_w = new_pid[order], val[order], new_w[order]
         first = np.ones(len(val), dtype=bool)
         first[1:] = (val[1:] != val[:-1]) | (new_pid[1:] != new_pid[:-1])
         starts = np.nonzero(first)[0]
+        if grad:
+            tape.append((w, tables[t][ctx], ctx, src, pw, proc, hit, order, np.cumsum(first) - 1))
         pid, x = new_pid[starts], val[starts]
         w = np.add.reduceat(new_w, starts) if len(starts) else new_w
-    return out
+    if not grad:
+        return out, None
+    g = np.zeros((len(CONTEXTS), 3))
+    adj = np.zeros(0)
+    for w, probs, ctx, src, pw, proc, hit, order, group in reversed(tape):
+        a = hit.astype(float)
+        a[order] = adj[group]
+        v = w[src] * pw * a                               # 每个结果对 ∂/∂z 的贡献的公共因子
+        c = ctx[src]
+        g += np.bincount(c * 3 + proc, weights=v, minlength=3 * len(CONTEXTS)).reshape(-1, 3)
+        g -= np.stack([np.bincount(c, weights=v * probs[src, k], minlength=len(CONTEXTS)) for k in range(3)], axis=1)
+        adj = np.bincount(src, weights=pw * a, minlength=len(w))
+    return out, g / (temperature * P)
+
+
+def answer_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
+    """
+    答对的精确 pass@k：每道题 1 − (1 − q)^k，q = answer_probs 算出的答对概率（所有路径），再对题目取平均。
+
+    【思路】和 exact_pass_at_k 相同的公式，只是把"走对路径的概率 p"换成"答对的概率 q"。
+    【参数】【返回】同 exact_pass_at_k（problems 只能是 list of Problem）
+    【边界】慢（见 answer_probs）。q ≥ p，所以它不小于 exact_pass_at_k。
+    【例子】answer_pass_at_k(ToyLLM(1e9), problems[:20], (1, 8)) → {1: 0.49, 8: 0.9…}
+    """
+    ks, single = _as_ks(k)
+    return _pass_at_ks(answer_probs(model, problems, temperature), ks, single, per_problem)
+
+
+def grad_answer_reward(model, problems, temperature=1.0):
+    """
+    答对的期望奖励 J_答对(Δ) = (1/P) Σ_i q_i 对每个 Δ 的精确梯度 (12, 3)，q_i = answer_probs（所有路径）。
+
+    【思路】沿着 answer_probs 的计算反向传播（链式法则，见 _answer_dp）：每条路径的概率是各步概率因子的乘积，
+        因子 π_j(c) · 常数 对 z_{c,k} 的导数是 它自己 × (1[j = k] − π_k)。和 grad_expected_reward（只走正确路径）
+        比，多了"被修好"的路径的贡献。
+    【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem；temperature：> 0
+    【返回】numpy 数组 (12, 3)，第 i 行对应 CONTEXTS[i]；每一行三个数之和是 0（和 grad_expected_reward 一样）
+    【边界】慢（见 answer_probs），适合几十道题；有测试和有限差分对照。
+    【例子】grad_answer_reward(TrainableLLM(1e9), problems[:20]) 和 grad_expected_reward(...) 很接近，但不相等
+    """
+    return _answer_dp(model, problems, temperature, "grad_answer_reward", grad=True)[1]
 
 
 # =============================================================================
@@ -232,7 +289,12 @@ def exact_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
     【Python 小知识】1 − (1 − p)^k 在 p 很小时会损失精度，np.expm1(k · np.log1p(−p)) 是同一个数的精确写法。
     """
     ks, single = _as_ks(k)
-    p = exact_pass_at_1(model, _as_paths(problems), temperature, per_problem=True)
+    return _pass_at_ks(exact_pass_at_1(model, _as_paths(problems), temperature, per_problem=True), ks, single,
+                       per_problem)
+
+
+def _pass_at_ks(p, ks, single, per_problem):
+    """每道题的概率 p → {k: 1 − (1 − p)^k（平均或每道题）}；single 时只返回那一个值。"""
     out = {}
     for kk in ks:
         with np.errstate(divide="ignore"):
