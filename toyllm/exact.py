@@ -7,7 +7,7 @@
         P(走对路径) = ∏_t P(第 t 步对)
     它比真正的 pass@1（答对的概率）略小：中间写错了、后面又被另一个错误"修好"的路径不在里面。
     答对的概率由 answer_probs 精确算出（带着中间值的分布逐步走，所有路径都算），但慢得多；
-    课上的题里两者差 0.1% ~ 0.8%（小模型、无思维链时最大，notebook 04 逐个大小算出这个差）。
+    课上的题里两者差约 0.1% ~ 1%（小模型、无思维链时最大，notebook 04 逐个大小算出这个差）。
     exact_pass_at_1 / exact_pass_at_k / expected_reward / grad_expected_reward 等建立在快的"走对路径的概率"上；
     answer_pass_at_k 和 grad_answer_reward 是建立在"答对的概率"上的对应版本（精确，但慢）。
     有了 p = P(走对路径)，pass@k 就用 1 − (1 − p)^k。
