@@ -12,12 +12,13 @@ import pytest
 
 from toyllm import (CONTEXTS, Problem, Step, ToyLLM, TrainableLLM, add_grad, bug_bites, make_problem_set, pass_at_k,
                     step_hardness)
-from toyllm.exact import (correct_paths, exact_entropy, exact_pass_at_1, exact_pass_at_k, expected_reward,
-                          grad_expected_reward, grad_log_expected_reward, grad_mean_log_reward, log_expected_reward,
+from toyllm.exact import (answer_pass_at_k, answer_probs, correct_paths, exact_entropy, exact_pass_at_1, exact_pass_at_k, expected_reward,
+                          grad_answer_reward, grad_expected_reward, grad_log_expected_reward, grad_mean_log_reward, log_expected_reward,
                           mean_log_reward, path_probs)
 from toyllm.gradcheck import finite_difference_grad, objective_function
 from toyllm.policy import prob_table
-from toyllm.sampler import sample_rollouts
+from toyllm.arithmetic import apply_op
+from toyllm.sampler import VALUE_LIMIT, sample_rollouts
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 
@@ -112,6 +113,127 @@ def test_sampled_pass_at_1_is_exact_plus_rare_repairs(problems, model):
     assert repaired < 0.01
     diff = correct.mean() - exact_pass_at_1(model, problems)
     assert -4.5 * se < diff < 0.01 + 4.5 * se
+
+
+# -----------------------------------------------------------------------------
+# 答对的概率（所有路径）：answer_probs
+# -----------------------------------------------------------------------------
+def brute_force_answer_prob(model, problem, temperature=1.0):
+    """逐条枚举所有路径（做法 × careless 的位和方向），用逐个版本的 apply_op：和 answer_probs 的写法完全独立。"""
+    def walk(t, x, weight):
+        if t == len(problem.steps):
+            return weight if x == problem.answer else 0.0
+        step = problem.steps[t]
+        ctx = CONTEXTS.index((step.op, step_hardness(step.op, x, step.operand)))
+        pr = prob_table(model, temperature, 0 if model.cot else t)[ctx]
+        total = 0.0
+        for proc, p in zip(("correct", "bug"), pr[:2]):
+            if p > 0:
+                total += walk(t + 1, clip(apply_op(step.op, x, step.operand, proc)), weight * p)
+        c = apply_op(step.op, x, step.operand, "correct")
+        m = abs(c)
+        digits = len(str(m))
+        for i in range(digits):
+            for up in ((True,) if m == 0 else (True, False)):
+                v = m + 10 ** i if up else m - 10 ** i
+                share = pr[2] / digits / (1 if m == 0 else 2)
+                if share > 0:
+                    total += walk(t + 1, clip(-v if c < 0 else v), weight * share)
+        return total
+
+    def clip(v):
+        return max(-VALUE_LIMIT, min(VALUE_LIMIT, v))
+
+    return walk(0, problem.start, 1.0)
+
+
+HAND_PROBLEMS = [
+    Problem(47, (Step("add", 38), Step("sub", 90), Step("mul", 12)), -60),       # 负的正确值：bug 在负数上等于 correct
+    Problem(5, (Step("mul", 0), Step("add", 7), Step("mul", 1)), 7),             # 乘 0 把所有路径并到一起
+    Problem(99, (Step("mul", 99), Step("sub", 9800)), 1),
+    Problem(10, (Step("sub", 10), Step("add", 3)), 3),                           # 中间值 0：careless 只能 +1
+]
+
+
+@pytest.mark.parametrize("seed,cot,temperature", [(0, True, 1.0), (1, False, 1.0), (2, True, 0.5)])
+def test_answer_probs_equals_brute_force_enumeration(problems, seed, cot, temperature):
+    """answer_probs 和逐条枚举所有路径的结果相同（到浮点舍入），题目包括负数、乘 0、乘 1、中间值 0。"""
+    model = random_model(seed, scale=1.5)
+    model.cot = cot
+    chosen = HAND_PROBLEMS + [p for p in problems if len(p.steps) <= 4][:6]
+    got = answer_probs(model, chosen, temperature)
+    want = [brute_force_answer_prob(model, p, temperature) for p in chosen]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_answer_probs_is_path_prob_plus_repairs(problems):
+    """答对 ≥ 走对路径（每道题）；一步的题不可能"修好"（至少要两步：先错、再撞回来），两者相等。"""
+    model = random_model(3)
+    q, p = answer_probs(model, problems[:30]), exact_pass_at_1(model, problems[:30], per_problem=True)
+    assert np.all(q >= p - 1e-15) and np.any(q > p + 1e-6)
+    one_step = make_problem_set(random.Random(5), 40, 1, 1)
+    np.testing.assert_allclose(answer_probs(model, one_step), exact_pass_at_1(model, one_step, per_problem=True),
+                               rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("model,temperature,repairs_visible",
+                         [(ToyLLM(1e8, cot=False), 1.0, True), (ToyLLM(1e9), 1.0, True),
+                          (random_model(4, scale=0.8), 0.7, False)], ids=["100M-nocot", "1B", "random-T0.7"])
+def test_answer_probs_matches_a_million_samples(problems, model, temperature, repairs_visible):
+    """
+    10^6 份样本（20 道题 × 50000 遍，种子固定）的 pass@1 和 answer_probs 的平均值相差不到 4 个标准误
+    （标准误用精确的 q 计算）；每道题也在 5 个标准误以内（Bonferroni）。课上的模型（100M、1B）"被修好"的样本多，
+    走对路径的概率明显偏低（差 > 4 个标准误）；随机模型这个差很小，只检查 q ≥ 走对路径的概率。
+    """
+    chosen, n = problems[:20], 50_000
+    q = answer_probs(model, chosen, temperature)
+    r = sample_rollouts(model, chosen, n, np.random.default_rng(2024), temperature)
+    q_hat = r.correct.reshape(len(chosen), n).mean(axis=1)
+    se = math.sqrt(float((q * (1 - q)).sum()) / n) / len(chosen)
+    assert abs(q_hat.mean() - q.mean()) < 4 * se
+    assert np.all(np.abs(q_hat - q) < 5 * np.sqrt(q * (1 - q) / n) + 1e-9)
+    path = exact_pass_at_1(model, chosen, temperature)
+    assert q.mean() >= path
+    if repairs_visible:
+        assert q_hat.mean() - path > 4 * se
+
+
+@pytest.mark.parametrize("seed,cot,temperature", [(0, True, 1.0), (1, False, 0.7)])
+def test_grad_answer_reward_matches_finite_differences(problems, seed, cot, temperature):
+    """答对的期望奖励的精确梯度（反向传播）和对 answer_probs 的中心差分一致；它和只走正确路径的梯度不同。"""
+    model = random_model(seed, size=1e8)
+    model.cot = cot
+    chosen = [p for p in problems if len(p.steps) <= 5][:10]
+    base = model.params.copy()
+
+    def f(delta):
+        model.params[...] = delta
+        return float(answer_probs(model, chosen, temperature).mean())
+
+    fd = finite_difference_grad(f, base)
+    model.params[...] = base
+    g = grad_answer_reward(model, chosen, temperature)
+    assert rel_error(g, fd) < 1e-6
+    np.testing.assert_allclose(g.sum(axis=1), 0, atol=1e-12)
+    assert np.abs(g - grad_expected_reward(model, chosen, temperature)).max() > 1e-4
+
+
+def test_answer_pass_at_k(problems):
+    """k = 1 就是 answer_probs 的平均；每个 k 都不小于走对路径的 pass@k。"""
+    model, chosen = ToyLLM(1e8), problems[:15]
+    got = answer_pass_at_k(model, chosen, (1, 4, 16))
+    assert got[1] == pytest.approx(float(answer_probs(model, chosen).mean()), abs=1e-15)
+    path = exact_pass_at_k(model, chosen, (1, 4, 16))
+    assert all(got[k] > path[k] for k in (1, 4, 16))
+
+
+def test_answer_probs_bad_inputs(problems):
+    with pytest.raises(TypeError, match="CorrectPaths"):
+        answer_probs(ToyLLM(1e9), correct_paths(problems[:3]))
+    with pytest.raises(ValueError, match="temperature"):
+        answer_probs(ToyLLM(1e9), problems[:3], temperature=-1)
+    with pytest.raises(ValueError, match="temperature > 0"):
+        grad_answer_reward(ToyLLM(1e9), problems[:3], temperature=0)
 
 
 # -----------------------------------------------------------------------------

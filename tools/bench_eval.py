@@ -9,6 +9,7 @@
     精确 pass@1 分两种情况报告：
         · 从 list of Problem 开始（要先用 Python 把题目沿正确路径拆成数组：correct_paths）；
         · 已经有了 CorrectPaths（同一批题反复评估时，RL 训练里就是这样）：只剩 numpy 的数组运算。
+    这些都是"走对路径的概率"；answer_probs（答对的概率，所有路径都算）慢得多，只重复几次。
     这是打印数字的脚本，不是测试：速度和机器有关，测试里不检查它。
 """
 
@@ -25,7 +26,8 @@ import numpy as np  # noqa: E402
 
 from toyllm import TrainableLLM, make_problem_set  # noqa: E402
 from toyllm.evaluation import draw_samples, evaluate_sampled  # noqa: E402
-from toyllm.exact import correct_paths, exact_entropy, exact_pass_at_1, grad_expected_reward  # noqa: E402
+from toyllm.exact import (answer_probs, correct_paths, exact_entropy, exact_pass_at_1,  # noqa: E402
+                          grad_expected_reward)
 from toyllm.sampler import prepare_problems  # noqa: E402
 
 
@@ -57,7 +59,8 @@ def main(argv=None):
     print(f"{P} 道题（3~8 步，共 {steps} 步），模型 1B，每项重复 {args.repeats} 次取中位数\n")
 
     print("精确计算")
-    t = median_time(lambda: exact_pass_at_1(model, problems), args.repeats)
+    batch = prepare_problems(problems)
+    t = t_path = median_time(lambda: exact_pass_at_1(model, problems), args.repeats)
     print(f"  exact_pass_at_1（从题目列表开始）      {t * 1e3:8.2f} ms")
     t = median_time(lambda: correct_paths(problems), args.repeats)
     print(f"    其中 correct_paths（拆成数组）        {t * 1e3:8.2f} ms")
@@ -67,9 +70,12 @@ def main(argv=None):
     print(f"  grad_expected_reward（已有 CorrectPaths）{t * 1e3:7.2f} ms")
     t = median_time(lambda: exact_entropy(model, paths), args.repeats)
     print(f"  exact_entropy（已有 CorrectPaths）      {t * 1e3:8.2f} ms")
+    reps = max(1, args.repeats // 25)
+    t = median_time(lambda: answer_probs(model, batch), reps)
+    print(f"  answer_probs（答对的概率，所有路径）    {t * 1e3:8.0f} ms   （重复 {reps} 次；"
+          f"是走对路径的 {t / t_path:,.0f} 倍）")
 
     print("\n采样评估")
-    batch = prepare_problems(problems)
     rng = np.random.default_rng(0)
     reps = max(1, args.repeats // 10)
     t = median_time(lambda: draw_samples(model, batch, args.n, rng), reps)

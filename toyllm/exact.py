@@ -1,14 +1,18 @@
 """
-精确计算：不采样，直接从每个情境的概率算出"这道题做对的概率"（第 6 讲"精确的 pass@k 和真梯度"）。
+精确计算：不采样，直接从每个情境的概率算出"走对路径的概率"和"答对的概率"（第 6 讲 §2.3"精确的 pass@k"）。
 
 【思路】沿着**正确的**解题路径走：第 t 步的输入是正确值，情境 c_t 固定，这一步"做对"的概率是
         P(第 t 步对) = π(correct | c_t) + π(bug | c_t) · 1[这一步 bug 恰好不咬人]
     （careless 一定错）。各步独立，所以
-        P(全对) = ∏_t P(第 t 步对)
-    这就是 pass@1，只差一种极少见的情况：中间写错了、后面又被另一个错误"修好"了（见 exact_pass_at_1）。
-    有了 p = P(全对)，k 次独立采样至少对一次的概率就是 pass@k = 1 − (1 − p)^k。
+        P(走对路径) = ∏_t P(第 t 步对)
+    它比真正的 pass@1（答对的概率）略小：中间写错了、后面又被另一个错误"修好"的路径不在里面。
+    答对的概率由 answer_probs 精确算出（带着中间值的分布逐步走，所有路径都算），但慢得多；
+    课上的题里两者差约 0.1% ~ 1%（小模型、无思维链时最大，notebook 04 逐个大小算出这个差）。
+    exact_pass_at_1 / exact_pass_at_k / expected_reward / grad_expected_reward 等建立在快的"走对路径的概率"上；
+    answer_pass_at_k 和 grad_answer_reward 是建立在"答对的概率"上的对应版本（精确，但慢）。
+    有了 p = P(走对路径)，pass@k 就用 1 − (1 − p)^k。
 
-    期望奖励 J(Δ) = (1/P) Σ_i p_i 是 Δ 的一个光滑函数，它对每个 Δ 的梯度也能精确写出来（grad_expected_reward），
+    J(Δ) = (1/P) Σ_i p_i（p_i 是走对路径的概率）是 Δ 的一个光滑函数，它对每个 Δ 的梯度也能精确写出来（grad_expected_reward），
     这是 REINFORCE、GRPO 这些**估计**想要逼近的"真梯度"。推导只用到 softmax 的导数：
         ∂π_j / ∂z_k = π_j (1[j = k] − π_k)
         r_t = π_c + π_b · b_t（b_t = 1[bug 不咬人]）  ⇒  ∂r_t / ∂z_k = w_k − r_t π_k，  w = (π_c, b_t π_b, 0)
@@ -24,7 +28,7 @@ import numpy as np
 from ._checks import as_int, as_real
 from .arithmetic import CONTEXTS, apply_op_np, context_ids_np, exact_np
 from .policy import check_table_model, prob_table
-from .sampler import prepare_problems
+from .sampler import VALUE_LIMIT, prepare_problems
 
 
 @dataclass(frozen=True)
@@ -86,20 +90,158 @@ def step_right_probs(model, paths, temperature=1.0):
 
 def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
     """
-    精确的 pass@1：每道题"每一步都对"的概率，再对题目取平均。
+    走对路径的概率（"精确 pass@1"的快速版本）：每道题"每一步都对"的概率，再对题目取平均。
 
     【思路】见模块说明：P(全对) = ∏_t [π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]]。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem 或 CorrectPaths；
         per_problem：True 时返回每道题的概率（numpy 数组）
     【返回】float（平均），或 (P,) 数组
-    【边界】这比真正的 pass@1 少算了"写错后又被后面的错误修好"的情况：加、减、乘（乘数 ≥ 2）在输入错了以后
-        用 correct 做法一定还是错的，只有 bug / careless 恰好撞回正确值才会被修好。这很少见：课上的题目里
-        大约是 0.3%（1B）到 0.7%（100M、无思维链）的样本，1T 几乎没有。采样的"每一步都对"的比例和本函数
-        在置信区间内一致；采样的 pass@1 略高这一点点，每道题采样很多次、误差棒很窄时才看得出（见测试）。
+    【边界】这是真正的 pass@1（答对的概率，answer_probs）的**下界**，少算了"写错后又被后面的错误修好"的路径：
+        加、减、乘（乘数 ≥ 1）在输入错了以后用 correct 做法一定还是错的，只有 bug / careless 恰好撞回正确值才会被修好。
+        课上的 100 道题里，两者差 0.0084（100M、无思维链）、0.0030（1B、有思维链）、0.0009（10B、有思维链）。
+        采样的"每一步都对"的比例和本函数一致，采样的 pass@1 和 answer_probs 一致（都有 10^6 份样本的测试）。
+        answer_probs 慢得多（100 道题要几秒），所以训练记录和梯度用本函数。
     """
     paths = problems if isinstance(problems, CorrectPaths) else correct_paths(problems)
     p = step_right_probs(model, paths, temperature).prod(axis=1)
     return p if per_problem else float(p.mean())
+
+
+# =============================================================================
+# 答对的概率（所有路径，包括"写错后又被修好"的路径）：逐步传播中间值的精确分布
+# =============================================================================
+_POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
+
+
+def _step_outcomes(op, x, b, probs):
+    """
+    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率, 做法)，每个来源行 2 + 2·D 项。
+
+    correct 和 bug 各一项（bug 用 apply_op_np，负数输入时等于正确结果）；careless 在结果 c 的 D 位里均匀挑一位 i，
+    各以 1/2 的概率 |c| ± 10^i（c = 0 时只能 +1），符号跟着 c —— 和 apply_op_np 抽随机数的方式一一对应。
+    结果按采样器的 VALUE_LIMIT 截断。
+    """
+    exact = exact_np(op, x, b)
+    bug = apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
+    m = np.abs(exact)
+    digits = (m[:, None] >= _POW10[None, 1:]).sum(axis=1) + 1
+    width = int(digits.max()) if len(m) else 1
+    exists = np.arange(width)[None, :] < digits[:, None]
+    share = probs[:, 2] / digits                                          # 挑中某一位的概率
+    w_up = np.where(exists, (share * np.where(m == 0, 1.0, 0.5))[:, None], 0.0)
+    w_down = np.where(exists & (m != 0)[:, None], (share * 0.5)[:, None], 0.0)
+    sign = np.where(exact < 0, -1, 1)[:, None]
+    rows = np.arange(len(x))
+    src = np.concatenate([rows, rows, np.repeat(rows, width), np.repeat(rows, width)])
+    val = np.concatenate([exact, bug, (sign * (m[:, None] + _POW10[:width])).ravel(),
+                          (sign * (m[:, None] - _POW10[:width])).ravel()])
+    w = np.concatenate([probs[:, 0], probs[:, 1], w_up.ravel(), w_down.ravel()])
+    proc = np.repeat(np.array([0, 1, 2, 2]), [len(x), len(x), len(x) * width, len(x) * width])
+    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w, proc
+
+
+def answer_probs(model, problems, temperature=1.0):
+    """
+    每道题**答对**的精确概率（所有路径都算：包括中间写错、后来又被另一个错误"修好"的路径），形状 (P,)。
+
+    【思路】和采样器一步一步做题一样，只是不抽随机数，而是带着"中间值的概率分布"往下走：
+            第 t 步以前：{值 x: 走到 x 的概率}
+            每个 x 按情境 c(x) 的概率分成 correct / bug / careless 的 2 + 2·D 个结果（careless 的每一位、每个方向
+            都是一个结果，见 _step_outcomes），概率相乘；
+            不同路径走到同一个值就合并（概率相加）。
+        最后一步只需要"结果等于答案"的那部分概率，不再展开。一个情境的概率是 0 的结果直接去掉（它不贡献任何概率）；
+        除此以外什么都不剪，所以这是精确值（只有浮点舍入误差）。
+        和 exact_pass_at_1（只走正确路径）的差，就是"被修好"的概率。
+    【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem（或 ProblemBatch）；temperature：≥ 0
+    【返回】(P,) numpy 数组
+    【边界】慢：课上 3~8 步的题，中间值最多有上万种，100 道题要几秒（见 tools/bench_eval.py）。
+        所以 RL 的训练记录、pass@k 和梯度用的是快的 exact_pass_at_1（走对路径的概率）；这个函数用来对照和教学。
+        建立在它上面的 pass@k 和梯度：answer_pass_at_k、grad_answer_reward。
+        不接受 CorrectPaths（那里面只有正确路径，没有起始数）。
+    【例子】课上的 100 道题：answer_probs(ToyLLM(1e8), problems).mean() 比 exact_pass_at_1(ToyLLM(1e8), problems) 大约 0.006
+    【Python 小知识】np.lexsort((值, 题号)) 先按题号、再按值排序，相同的 (题号, 值) 就挨在一起，np.add.reduceat 把它们加起来。
+    """
+    return _answer_dp(model, problems, temperature, "answer_probs")[0]
+
+
+def _answer_dp(model, problems, temperature, name, grad=False):
+    """
+    answer_probs 的计算本身；grad=True 时再做一遍反向传播，返回 (q (P,), ∂ mean(q) / ∂Δ (12, 3))。
+
+    反向（reverse mode）：每个结果的"伴随量"a = ∂(Σ_i q_i) / ∂(这个结果的概率)。最后一步撞上答案的结果 a = 1；
+    合并出来的状态把 a 分给合并进去的每个结果；来源状态的 a = Σ 概率因子 × 结果的 a。
+    概率因子 π_j(c) · 常数 对 z_{c,k} 的导数是 它自己 × (1[j = k] − π_k)（softmax 的导数），和 grad_expected_reward 一样。
+    """
+    if isinstance(problems, CorrectPaths):
+        raise TypeError(f"{name} 需要 list of Problem（CorrectPaths 只有正确路径），收到 CorrectPaths")
+    check_table_model(model)
+    temperature = _grad_temperature(temperature) if grad else as_real("temperature", temperature, low=0.0)
+    batch = prepare_problems(problems)
+    P, L = batch.ops.shape
+    tables = [prob_table(model, temperature, 0 if model.cot else t) for t in range(L)]
+    last = batch.lengths - 1
+    out = np.zeros(P)
+    pid, x, w = np.arange(P), batch.start.copy(), np.ones(P)
+    tape = []
+    for t in range(L):
+        op, b = batch.ops[pid, t], batch.operands[pid, t]
+        ctx = context_ids_np(op, x, b)
+        src, val, pw, proc = _step_outcomes(op, x, b, tables[t][ctx])
+        new_pid, new_w = pid[src], w[src] * pw
+        final = last[new_pid] == t
+        hit = final & (val == batch.answer[new_pid])
+        out += np.bincount(new_pid[hit], weights=new_w[hit], minlength=P)
+        kept = np.nonzero(~final & (new_w > 0))[0]
+        order = kept[np.lexsort((val[kept], new_pid[kept]))]
+        new_pid, val, new_w = new_pid[order], val[order], new_w[order]
+        first = np.ones(len(val), dtype=bool)
+        first[1:] = (val[1:] != val[:-1]) | (new_pid[1:] != new_pid[:-1])
+        starts = np.nonzero(first)[0]
+        if grad:
+            tape.append((w, tables[t][ctx], ctx, src, pw, proc, hit, order, np.cumsum(first) - 1))
+        pid, x = new_pid[starts], val[starts]
+        w = np.add.reduceat(new_w, starts) if len(starts) else new_w
+    if not grad:
+        return out, None
+    g = np.zeros((len(CONTEXTS), 3))
+    adj = np.zeros(0)
+    for w, probs, ctx, src, pw, proc, hit, order, group in reversed(tape):
+        a = hit.astype(float)
+        a[order] = adj[group]
+        v = w[src] * pw * a                               # 每个结果对 ∂/∂z 的贡献的公共因子
+        c = ctx[src]
+        g += np.bincount(c * 3 + proc, weights=v, minlength=3 * len(CONTEXTS)).reshape(-1, 3)
+        g -= np.stack([np.bincount(c, weights=v * probs[src, k], minlength=len(CONTEXTS)) for k in range(3)], axis=1)
+        adj = np.bincount(src, weights=pw * a, minlength=len(w))
+    return out, g / (temperature * P)
+
+
+def answer_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
+    """
+    答对的精确 pass@k：每道题 1 − (1 − q)^k，q = answer_probs 算出的答对概率（所有路径），再对题目取平均。
+
+    【思路】和 exact_pass_at_k 相同的公式，只是把"走对路径的概率 p"换成"答对的概率 q"。
+    【参数】【返回】同 exact_pass_at_k（problems 只能是 list of Problem）
+    【边界】慢（见 answer_probs）。q ≥ p，所以它不小于 exact_pass_at_k。
+    【例子】answer_pass_at_k(ToyLLM(1e9), problems[:20], (1, 8)) → {1: 0.49, 8: 0.9…}
+    """
+    ks, single = _as_ks(k)
+    return _pass_at_ks(answer_probs(model, problems, temperature), ks, single, per_problem)
+
+
+def grad_answer_reward(model, problems, temperature=1.0):
+    """
+    答对的期望奖励 J_答对(Δ) = (1/P) Σ_i q_i 对每个 Δ 的精确梯度 (12, 3)，q_i = answer_probs（所有路径）。
+
+    【思路】沿着 answer_probs 的计算反向传播（链式法则，见 _answer_dp）：每条路径的概率是各步概率因子的乘积，
+        因子 π_j(c) · 常数 对 z_{c,k} 的导数是 它自己 × (1[j = k] − π_k)。和 grad_expected_reward（只走正确路径）
+        比，多了"被修好"的路径的贡献。
+    【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem；temperature：> 0
+    【返回】numpy 数组 (12, 3)，第 i 行对应 CONTEXTS[i]；每一行三个数之和是 0（和 grad_expected_reward 一样）
+    【边界】慢（见 answer_probs），适合几十道题；有测试和有限差分对照。
+    【例子】grad_answer_reward(TrainableLLM(1e9), problems[:20]) 和 grad_expected_reward(...) 很接近，但不相等
+    """
+    return _answer_dp(model, problems, temperature, "grad_answer_reward", grad=True)[1]
 
 
 # =============================================================================
@@ -133,20 +275,26 @@ def _grad_temperature(temperature):
 
 def exact_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
     """
-    精确的 pass@k：每道题 1 − (1 − p)^k，再对题目取平均（p = 这道题每一步都对的概率）。
+    由走对路径的概率算的 pass@k：每道题 1 − (1 − p)^k，再对题目取平均（p = 这道题每一步都对的概率）。
 
     【思路】k 次**独立**采样全都错的概率是 (1 − p)^k，所以至少对一次的概率是 1 − (1 − p)^k。
         采样估计（estimators.pass_at_k，Chen et al. 的无偏估计）的期望正好是它（见 tests/test_exact.py）。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem 或 CorrectPaths；
         k：一个正整数，或一串正整数（例如 (1, 2, 4, 8)）；temperature：≥ 0；per_problem：True 时返回每道题的值
     【返回】k 是整数时：float（per_problem=True 时是 (P,) 数组）；k 是一串整数时：{k: 上面那样的值}
-    【边界】和 exact_pass_at_1 一样，没有算"写错后又被修好"的极少见情况。k 没有上限（精确值不需要 k ≤ n）。
+    【边界】和 exact_pass_at_1 一样，没有算"写错后又被修好"的路径，所以比真正的 pass@k 略小（想要答对的精确概率，
+        把 answer_probs 的结果 q 代进 1 − (1 − q)^k）。k 没有上限（精确值不需要 k ≤ n）。
     【例子】exact_pass_at_k(ToyLLM(1e9), problems, 1) 等于 exact_pass_at_1(ToyLLM(1e9), problems)；
         exact_pass_at_k(ToyLLM(1e9), problems, (1, 8)) → {1: 0.48, 8: 0.9…}
     【Python 小知识】1 − (1 − p)^k 在 p 很小时会损失精度，np.expm1(k · np.log1p(−p)) 是同一个数的精确写法。
     """
     ks, single = _as_ks(k)
-    p = exact_pass_at_1(model, _as_paths(problems), temperature, per_problem=True)
+    return _pass_at_ks(exact_pass_at_1(model, _as_paths(problems), temperature, per_problem=True), ks, single,
+                       per_problem)
+
+
+def _pass_at_ks(p, ks, single, per_problem):
+    """每道题的概率 p → {k: 1 − (1 − p)^k（平均或每道题）}；single 时只返回那一个值。"""
     out = {}
     for kk in ks:
         with np.errstate(divide="ignore"):
@@ -157,7 +305,8 @@ def exact_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
 
 def expected_reward(model, problems, temperature=1.0):
     """
-    期望奖励 J = (1/P) Σ_i p_i（结果奖励：最终答案对得 1 分，错得 0 分）：就是 exact_pass_at_1 的平均值。
+    J = (1/P) Σ_i p_i，p_i 是走对路径的概率：exact_pass_at_1 的平均值。它是结果奖励（答对得 1 分）的期望的
+    下界（差的是"被修好"的概率，见 answer_probs），课上把它当作 RL 的目标。
 
     【思路】RL 要最大化的目标。把它单独起个名字，是为了和它的梯度 grad_expected_reward 放在一起看。
     【例子】expected_reward(TrainableLLM(1e9), problems) ≈ 0.48（课上常用的 100 道题）
@@ -208,7 +357,7 @@ def _scatter(paths, contrib):
 
 def grad_expected_reward(model, problems, temperature=1.0, per_problem=False):
     """
-    期望奖励 J(Δ) = (1/P) Σ_i p_i 对每个 Δ 的**精确**梯度，形状 (12, 3)，第 i 行对应 CONTEXTS[i]。
+    J(Δ) = (1/P) Σ_i p_i（p_i = 走对路径的概率，见 expected_reward）对每个 Δ 的**精确**梯度，形状 (12, 3)，第 i 行对应 CONTEXTS[i]。
 
     【思路】见模块说明。p_i = ∏_t r_t，乘积法则：
             ∂p_i / ∂Δ_{c,k} = (1/温度) Σ_{t: c_t = c} (∏_{s≠t} r_s) · (w_{t,k} − r_t π_{t,k})

@@ -118,12 +118,13 @@ print(f"\n做对了 {n_right} / 8 遍")
 #
 # **pass@1** 是随机做一遍、做对的概率，再对一批题取平均。最直接的办法是采样：`evaluate(model, problems, rng, n=4)` 让每道题做 4 遍，数做对的比例。
 #
-# 这个玩具模型还可以**精确地**算出 pass@1。沿着正确的解题路径，第 $t$ 步的情境 $c_t$ 是固定的，这一步"做对"的概率是
+# 这个玩具模型还可以不采样、**精确地**算出"走对路径"的概率，课程里叫它"精确 pass@1"。沿着正确的解题路径，第 $t$ 步的情境 $c_t$ 是固定的，这一步"做对"的概率是
 # $\pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\cdot \mathbb{1}[\text{bug 在这一步不咬人}]$（粗心一定错）。各步独立，所以
 #
 # $$P(\text{全对}) = \prod_t \Big[\pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 在这一步不咬人}]\Big].$$
 #
-# `toyllm.exact.exact_pass_at_1` 就是这样算的（它忽略了"写错之后又被后面的错误碰巧改对"这种极少见的情况）。
+# `toyllm.exact.exact_pass_at_1` 就是这样算的。它比真正的 pass@1 略小："写错之后又被后面的错误碰巧改对"的路径不在里面。
+# 答对的精确概率（所有路径都算）是 `toyllm.exact.answer_probs`，慢得多；notebook 04 算出两者差多少。
 #
 # 看输出：采样的估计和精确值相差多少，和标准误差比是大还是小。差别来自采样的随机性。
 

@@ -215,11 +215,12 @@ plt.show()
 # %% [markdown]
 # ## 4. 期望奖励和它的精确梯度
 #
-# 强化学习要最大化的是**期望奖励**：题目 $q$ 从题库里均匀地挑，解答 $\tau$ 由模型采样，做对得 $R(\tau) = 1$，做错得 0：
+# 强化学习要最大化的是**期望奖励**：题目 $q$ 从题库里均匀地挑，解答 $\tau$ 由模型采样，每一步都对得 $R(\tau) = 1$，否则得 0：
 #
 # $$J(\Delta) = \mathbb{E}_q\, \mathbb{E}_{\tau \sim \pi_\Delta(\cdot \mid q)}\big[R(\tau)\big] = \frac{1}{P}\sum_{q} P_\Delta(\text{第 } q \text{ 道题每一步都对}).$$
 #
-# 它就是平均 pass@1。这个玩具可以精确地算出 $J$（`toyllm.exact.expected_reward`），也能精确地算出它对 36 个参数的梯度
+# 它就是平均的"走对路径的概率"（精确 pass@1）。只看最终答案的 pass@1 比它略大一点：写错后又碰巧被修好的解答也算对（见 notebook 04）。
+# 这个玩具可以精确地算出 $J$（`toyllm.exact.expected_reward`），也能精确地算出它对 36 个参数的梯度
 # （`toyllm.exact.grad_expected_reward`，用乘积法则）。真实的 LLM 做不到：可能的解答多得数不清。
 #
 # 先检查这个精确梯度：和对 $J$ 做有限差分的结果比较（`compare_grads` 不给参考梯度时，自己对 $J$ 做有限差分）。看输出的最后一行。

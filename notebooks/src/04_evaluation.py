@@ -29,7 +29,7 @@ from toyllm import ToyLLM, make_problem_set, pad, pass_at_k
 from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, compare_exact_sampled, draw_samples,
                                evaluate_sampled, inference_curves, maj_at_k, maj_vote, pass_at_k_sampled,
                                scaling_curve, verify)
-from toyllm.exact import exact_pass_at_1, exact_pass_at_k
+from toyllm.exact import answer_probs, exact_pass_at_1, exact_pass_at_k
 from toyllm.plots import plot_exact_vs_sampled, plot_pass_at_k, plot_scaling, plot_test_time_compute
 from toyllm.plotstyle import use_chinese_font
 
@@ -72,7 +72,7 @@ print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超�
 #
 # 看输出：$n$ 每大 4 倍，标准误大约减半（$\propto 1/\sqrt{n}$）。z 是"估计 − 精确"有几个标准误，$|z|$ 超过 2 左右才值得怀疑。
 #
-# 还有一个细节：精确值算的是"**每一步都对**"的概率，而真正的 pass@1 还包括"中间写错了一步、后来又被别的错误碰巧修好"的样本
+# 还有一个细节：这里的精确值（`exact_pass_at_1`）算的是"**走对路径**"（每一步都对）的概率，而真正的 pass@1 还包括"中间写错了一步、后来又被别的错误碰巧修好"的样本
 # （"被修好"一列）。它们不到 1%，$n$ 小时淹没在误差里；$n = 256$ 时误差棒窄到能看出来：采样的 pass@1 比精确值高出 2 个多标准误。
 # 只数"每一步都对"的比例（"每步都对"一列，和精确值是同一个量），又和精确值一致了。
 
@@ -85,6 +85,19 @@ for n in (4, 16, 64, 256):
     z_steps = (a.value - r.exact) / a.stderr
     print(pad(n, 5) + pad(f"{r.exact:.4f}", 8) + pad(f"{s:.4f}", 22) + pad(f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", 18)
           + pad(f"{r.z:+.2f}", 7) + pad(f"{a:.4f}", 20) + pad(f"{z_steps:+.2f}", 7) + f"{r.repaired:.4f}")
+
+# %% [markdown]
+# "被修好"的部分也能精确算。`answer_probs` 不只走正确路径，而是带着中间值的概率分布一步步往下走，
+# 所有路径都算，得到**答对**的精确概率。它比"走对路径的概率"（`exact_pass_at_1`）慢几千倍，所以这里只用前 20 道题。
+#
+# 看输出："差"一列就是"被修好"的精确概率。模型越小、不用思维链，写错越多，被修好的也越多；1T 几乎是 0。
+
+# %%
+print(pad("模型", 18) + pad("走对路径", 10) + pad("答对（所有路径）", 18) + "差（被修好）")
+for size, cot in ((1e8, True), (1e8, False), (1e9, True), (1e9, False), (1e10, True), (1e12, True)):
+    model = ToyLLM(size, cot=cot)
+    path, answer = exact_pass_at_1(model, problems[:20]), float(answer_probs(model, problems[:20]).mean())
+    print(pad(model.name, 18) + pad(f"{path:.4f}", 10) + pad(f"{answer:.4f}", 18) + f"{answer - path:.4f}")
 
 # %% [markdown]
 # 换成不同大小的模型，每道题只采 16 次。图里横线是精确值，点和误差棒是采样估计（95% 置信区间）。
