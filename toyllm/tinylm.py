@@ -567,7 +567,7 @@ RL_COLUMNS = ["iteration", "reward", "pass1_sampled", "entropy", "kl_est", "clip
               "loss", "greedy"]
 
 
-def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max_len=None):
+def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max_len=None, computed=None):
     """
     一次更新的损失和梯度：每一块都调用 toyllm.rl.losses，网络的反向从 s = ∂loss/∂log π(o_t) 开始。
 
@@ -575,11 +575,12 @@ def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max
             s = w · ∂l/∂ρ · ρ + β · w · ∂k/∂log π         （losses.clipped_surrogate、kl_estimator、aggregation_weights）
             ∂loss/∂z = s (onehot − π) / T − c_H · w · ∂H/∂z  （losses.entropy）
         losses 的函数返回 float64，这里先转成 float32 再和网络的数组相乘（否则整步都变成 float64，慢 3 倍）。
+        computed：这组参数上已经算好的 token_logprobs(...) 的结果（μ 次更新的第一次就是采样后算 π_old 的那次前向）
     【返回】(grads, info)；info = {loss, clip_low, clip_high}
     """
     dt = model.params["tok"].dtype
     T = cfg.temperature
-    logp, lp, cache = token_logprobs(model, inputs, targets, T)
+    logp, lp, cache = token_logprobs(model, inputs, targets, T) if computed is None else computed
     w = losses.aggregation_weights(mask, cfg.loss_agg, max_len).astype(dt)
     ratio = np.where(mask, np.exp(np.where(mask, logp - old_logp, 0)), np.asarray(1, dt))
     eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
@@ -648,15 +649,17 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
             keep = np.repeat(~const, G) if cfg.dynamic_sampling else np.ones(len(outs), bool)
             info = {"loss": 0.0, "clip_low": 0.0, "clip_high": 0.0}
             x, y, m = batch_tokens(model, prompts, outs)
-            old_logp, lp, _ = token_logprobs(model, x, y, cfg.temperature)
+            first = token_logprobs(model, x, y, cfg.temperature)
+            old_logp, lp = first[0], first[1]
             ref_logp = token_logprobs(ref, x, y, cfg.temperature)[0]
             ent = float(losses.entropy(np.exp(lp[m]), lp[m]).value.mean())
             kl = float(losses.kl_estimator(old_logp[m], ref_logp[m], cfg.kl_estimator).value.mean())
             if keep.any():
+                reuse = first if keep.all() else None       # 没丢掉任何组时，第一次更新的前向就是上面那一次
                 x, y, m, a, ol, rl_ = x[keep], y[keep], m[keep], adv[keep], old_logp[keep], ref_logp[keep]
                 totals = {k: 0.0 for k in info}
-                for _ in range(cfg.mu):
-                    grads, info = rl_loss_grad(model, x, y, m, a, ol, rl_, cfg, max_len)
+                for epoch in range(cfg.mu):
+                    grads, info = rl_loss_grad(model, x, y, m, a, ol, rl_, cfg, max_len, reuse if epoch == 0 else None)
                     opt.step(model.params, grads)
                     totals = {k: totals[k] + info[k] / cfg.mu for k in totals}
                 info = totals
