@@ -13,7 +13,6 @@
 """
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -24,15 +23,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from toyllm import tinylm as tl  # noqa: E402
-
-
-def _median_time(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+from tools.bench_eval import median_time  # noqa: E402
 
 
 def run_seed(seed, sft_steps, rl_iters):
@@ -72,10 +63,10 @@ def main(argv=None):
 
     model, train = trained                     # 在 SFT 以后的模型上计时：奖励有对有错，RL 真的在更新
     print(f"\n{model}；每项 {args.repeats} 次的中位数")
-    sft_step = _median_time(lambda: tl.sft(model.copy(), train, steps=1, batch_size=64, lr=3e-3), args.repeats)
+    sft_step = median_time(lambda: tl.sft(model.copy(), train, steps=1, batch_size=64, lr=3e-3), args.repeats)
     print(f"SFT 一步（64 道题）：{sft_step * 1e3:.1f} ms")
     for name, what in (("grpo", "μ = 1"), ("dapo", "μ = 4、token-mean、clip-higher")):
-        t = _median_time(lambda: tl.rl_train(model.copy(), train, tl.tiny_config(name, iterations=1)), args.repeats)
+        t = median_time(lambda: tl.rl_train(model.copy(), train, tl.tiny_config(name, iterations=1)), args.repeats)
         print(f"{name.upper()} 一次迭代（16 道题 × G = 8，{what}）：{t * 1e3:.1f} ms")
     if not args.no_notebook:
         import nbformat
