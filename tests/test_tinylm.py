@@ -206,3 +206,13 @@ def test_bad_inputs():
         tl.generate(model, ["1+2="], -1)
     with pytest.raises(ValueError, match="optimizer"):
         tl.rl_train(model, tl.addition_examples(4, digits=1), tl.tiny_config("grpo").replace(optimizer="sgd"))
+
+
+def test_progress_bar_and_history_columns(capsys):
+    model = tl.TinyLM(d=8, heads=2, layers=1, context=8)
+    data = tl.addition_examples(20, digits=1)
+    hist = tl.sft(model, data, steps=2, progress=True, heldout=data[:4], eval_every=1)
+    assert list(hist) == ["iteration", "loss", "greedy"] and hist.n_rows == 2 and np.isfinite(hist["greedy"]).all()
+    hist = tl.rl_train(model, data, tl.tiny_config("grpo", iterations=2, batch_problems=2, group_size=2), progress=True)
+    assert list(hist) == tl.RL_COLUMNS
+    assert "RL" in capsys.readouterr().err

@@ -51,6 +51,8 @@ def main(argv=None):
     ap.add_argument("--rl-iterations", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--no-notebook", action="store_true", help="不执行 notebook 08")
+    ap.add_argument("--cot", action="store_true",
+                    help="再试玩具的 1~2 步题（思维链写成文字，context = 28）：SFT 600 步、GRPO 60 次迭代")
     args = ap.parse_args(argv)
 
     print(f"留出题准确率（200 道，贪心 / 采样 T = 1）：SFT {args.sft_steps} 步，GRPO {args.rl_iterations} 次迭代")
@@ -68,6 +70,20 @@ def main(argv=None):
     for name, what in (("grpo", "μ = 1"), ("dapo", "μ = 4、token-mean、clip-higher")):
         t = median_time(lambda: tl.rl_train(model.copy(), train, tl.tiny_config(name, iterations=1)), args.repeats)
         print(f"{name.upper()} 一次迭代（16 道题 × G = 8，{what}）：{t * 1e3:.1f} ms")
+    if args.cot:
+        import random
+
+        from toyllm.arithmetic import make_problem_set
+        examples = [tl.problem_example(p) for p in make_problem_set(random.Random(0), 3000, 1, 2)]
+        train, test = examples[:2800], examples[2800:]
+        model = tl.TinyLM(seed=0, context=28)
+        greedy = [tl.accuracy(model, test)]
+        _, t_sft = tl.timed(tl.sft, model, train, steps=600, batch_size=64, lr=3e-3)
+        greedy.append(tl.accuracy(model, test))
+        _, t_rl = tl.timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=60))
+        greedy.append(tl.accuracy(model, test))
+        print(f"\n玩具的 1~2 步题（200 道留出题，贪心）：初始 {greedy[0]:.3f}，SFT 600 步后 {greedy[1]:.3f}（{t_sft:.1f} s），"
+              f"GRPO 60 次迭代后 {greedy[2]:.3f}（{t_rl:.1f} s）")
     if not args.no_notebook:
         import nbformat
 

@@ -88,7 +88,13 @@ def problem_example(problem):
 
 
 def answer_of(completion):
-    """解答文字里的最终答案（最后一个分号之后、结束符之前的整数）；没有结束符或不是整数时返回 None。"""
+    """
+    解答文字里的最终答案：最后一个分号之后、结束符之前的整数。
+
+    【参数】completion：模型写出的解答（str）
+    【返回】int；没有结束符、或那一段不是整数时返回 None（奖励记为做错）
+    【例子】answer_of("444;902$") → 902；answer_of("47") → None（没写完）
+    """
     if END not in completion:
         return None
     last = completion[:completion.index(END)].split(";")[-1]
@@ -96,7 +102,14 @@ def answer_of(completion):
 
 
 def encode(text, name="text"):
-    """文字 → 字表下标（int 数组）。字表之外的字符报 ValueError，指出是哪个字符、在第几位。"""
+    """
+    文字 → 字表下标。
+
+    【参数】text：字符串；name：报错时用的参数名
+    【返回】int64 数组
+    【边界】字表之外的字符（例如空格、"×"）报 ValueError，指出是哪个字符、在第几位，并列出字表。
+    【例子】encode("12+") → [1, 2, 10]
+    """
     if not isinstance(text, str):
         raise TypeError(f"{name} 必须是字符串，收到 {type(text).__name__}")
     bad = [(i, ch) for i, ch in enumerate(text) if ch not in _ID]
@@ -414,7 +427,14 @@ def greedy(model, prompts):
 
 @one_blas_thread
 def accuracy(model, examples, temperature=0.0, rng=None):
-    """完全做对（最终答案正确）的比例：temperature = 0 是贪心的 exact match，> 0 是采样的。"""
+    """
+    完全做对（最终答案正确）的比例。
+
+    【参数】model：TinyLM；examples：Example 的列表；temperature：0 是贪心解码（exact match），> 0 是采样；
+        rng：numpy.random.Generator（采样时必须给）
+    【返回】float，在 [0, 1] 里
+    【例子】accuracy(model, test)；accuracy(model, test, 1.0, np.random.default_rng(0))
+    """
     examples = _check_examples("examples", examples, model.context)
     outs = generate(model, [e.prompt for e in examples], temperature, rng)
     return float(np.mean([answer_of(o) == e.answer for o, e in zip(outs, examples)]))
