@@ -619,8 +619,8 @@ def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max
         loss -= cfg.entropy_coef * float((w * ent.value.astype(dt)).sum())
         d = d - np.asarray(cfg.entropy_coef, dt) * w[..., None] * ent.dlogits.astype(dt)
     n = max(int(mask.sum()), 1)
-    info = {"loss": loss, "clip_low": np.count_nonzero(surr.clipped_low & mask) / n,
-            "clip_high": np.count_nonzero(surr.clipped_high & mask) / n}
+    info = {"loss": loss, "clip_low": float(np.count_nonzero(surr.clipped_low & mask) / n),
+            "clip_high": float(np.count_nonzero(surr.clipped_high & mask) / n)}
     return backward(model.params, d, cache), info
 
 
