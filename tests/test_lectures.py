@@ -34,7 +34,7 @@ NUMBERS = LECTURES / "figures" / "numbers.json"
 SCRIPT = ROOT / "tools" / "make_lecture_figures.py"
 
 NOTEBOOKS = ("00_quickstart", "01_toyllm_recap", "02_gradient", "03_sft_star", "04_evaluation",
-             "05_policy_gradient_grpo", "06_ppo_kl_dapo", "06b_critic_gspo_cispo", "07_scaling")
+             "05_policy_gradient_grpo", "06_ppo_kl_dapo", "06b_critic_gspo_cispo", "07_scaling", "08_tiny_transformer")
 HOMEWORK = ("hw1_gradient", "hw2_sft_eval", "hw3_grpo")      # 学生版在 notebooks/homework/release/hwN/
 
 

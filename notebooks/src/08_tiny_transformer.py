@@ -1,0 +1,237 @@
+# %% [markdown]
+# # 08 · 从玩具到真网络
+#
+# **你将学到**
+# - 一个真正的语言模型（很小的 transformer，约 10 万个参数）长什么样：嵌入、因果自注意力、MLP、层归一化、输出头；
+# - 它先用 SFT（teacher forcing）学两位数加法，再用 GRPO 继续训练 —— RL 的每一块公式都来自 `toyllm.rl.losses`，和玩具用的是**同一批函数**；
+# - RL 前后的 pass@1 和 pass@k：RL 有没有提高 pass@1、有没有让大 k 时的 pass@k 变窄（Yue et al. 2025 在真实模型上报告的现象）？这里是量出来的；
+# - 裁剪比例和熵；学习率太大时会发生什么；
+# - 和玩具的同一个算法并排比较：哪些东西能带过来，哪些带不过来。
+#
+# 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 10.3 节（从玩具到真网络）。
+#
+# 网络、训练和保存都在 `toyllm.tinylm` 里（只用 numpy，float32）。每个导数就写在它的前向旁边，可以打开源码对照着读。
+
+# %%
+# %matplotlib inline
+import random
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from toyllm import TrainableLLM
+from toyllm import tinylm as tl
+from toyllm.arithmetic import make_problem_set
+from toyllm.exact import correct_paths
+from toyllm.plots import plot_training_curves
+from toyllm.plotstyle import use_chinese_font
+from toyllm.problems import default_problems
+from toyllm.rl import preset, train
+
+use_chinese_font()
+
+model = tl.TinyLM(seed=0)
+print(model)
+for name in ("tok", "pos", "l0.attn.wqkv", "l0.attn.wo", "l0.mlp.w1", "l0.mlp.w2", "head"):
+    print(f"  {name:<12} {str(model.params[name].shape):<10} {model.params[name].dtype}")
+print(f"字表（{len(tl.VOCAB)} 个字符，$ 是结束符）：{tl.VOCAB}")
+
+# %% [markdown]
+# ## 1. 网络的一张图
+#
+# 每个位置 $t$ 读一个字 $o_t$，输出下一个字的分布 $\pi(\cdot \mid o_{\le t})$。
+# 残差流 $x$ 从下往上走：每一块都是"先归一化，再计算，再加回 $x$"（pre-LayerNorm）。
+# 注意力只看自己和前面的位置（因果掩码），所以训练时一条序列的每个位置可以一起算。
+
+# %%
+blocks = [("字 $o_t$ 和位置 $t$", "#ddd"), ("嵌入 $x = E[o_t] + P[t]$", "#cde"),
+          ("LN → 因果自注意力（4 个头）→ 加回 $x$", "#fdb"), ("LN → MLP（ReLU，宽 4d）→ 加回 $x$", "#dfd"),
+          ("（再来一层）", "#eee"), ("LN → 输出头 $z = x W_{out}$", "#cde"), ("softmax$(z / T)$ → $\\pi(o_{t+1} \\mid o_{\\leq t})$", "#ddd")]
+fig, ax = plt.subplots(figsize=(6, 4.2))
+for i, (text, color) in enumerate(blocks):
+    y = i * 1.0
+    ax.add_patch(plt.Rectangle((0, y), 6, 0.7, color=color))
+    ax.text(3, y + 0.35, text, ha="center", va="center", fontsize=10)
+    if i:
+        ax.annotate("", (3, y), (3, y - 0.3), arrowprops={"arrowstyle": "->"})
+ax.set_xlim(-0.2, 6.2)
+ax.set_ylim(-0.2, len(blocks))
+ax.axis("off")
+ax.set_title(f"小 transformer：2 层、d = 64、4 个头，{model.n_params:,} 个参数")
+plt.show()
+
+# %% [markdown]
+# ## 2. 题目写成文字
+#
+# 先从两位数加法开始：题面 `12+35=`，标准解答 `47$`。
+# 玩具的多步题也能写成文字：解答是一条**思维链** —— 每一步之后的值，用分号隔开，网络必须一步一步写出来。
+# 看输出：同一批题在两个世界里都有。多步题更长，要更大的上下文和更长的训练；这个 notebook 的实验只用加法。
+
+# %%
+train_set = tl.addition_examples(2000, seed=0)
+test_set = tl.addition_examples(500, seed=100, exclude=train_set)
+for e in train_set[:3]:
+    print(f"{e.prompt:<10} → {e.target}")
+for p in make_problem_set(random.Random(0), 3, 2, 3):
+    e = tl.problem_example(p)
+    print(f"玩具的题 {str(p):<22} → {e.prompt}{e.target}")
+
+# %% [markdown]
+# ## 3. SFT：teacher forcing
+#
+# 损失是解答里每个字的交叉熵 $-\log \pi(o_t \mid o_{<t})$ 的平均。它对每个字的 log 概率的导数是 $-1/N$，
+# 网络的反向从这里开始：$\partial \text{loss}/\partial z = s\,(\text{onehot}(o_t) - \pi)/T$，$s = \partial\text{loss}/\partial \log\pi(o_t)$。
+# 后面的 RL 只是换了 $s$。下面训练 250 步，每 50 步在 200 道留出题上量一次贪心解码的准确率（完全做对的比例）。
+# 看曲线：损失一直下降；准确率先在 0 附近，后面才升起来。
+
+# %%
+heldout = test_set[:200]
+sft_hist = tl.sft(model, train_set, steps=250, batch_size=64, lr=3e-3, seed=0, heldout=heldout, eval_every=50)
+evals = [i for i, g in enumerate(sft_hist["greedy"]) if g == g]
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+plot_training_curves(sft_hist, columns=["loss"], axes=axes[:1])
+plot_training_curves({"iteration": [sft_hist["iteration"][i] for i in evals],
+                      "greedy": [sft_hist["greedy"][i] for i in evals]}, labels={"greedy": "贪心准确率"}, axes=axes[1:])
+fig.suptitle("SFT：两位数加法")
+plt.tight_layout()
+plt.show()
+sft_model = model.copy()
+print(f"SFT 以后：贪心准确率 {tl.accuracy(model, heldout):.3f}，"
+      f"采样（T = 1）准确率 {tl.accuracy(model, heldout, 1.0, np.random.default_rng(0)):.3f}")
+
+# %% [markdown]
+# ## 4. GRPO：同一批公式
+#
+# 每次迭代选 16 道题，每题采样 $G = 8$ 份解答（温度 1），奖励是最终答案对不对。然后：
+# - 优势：`losses.group_advantages`（组内标准化）；
+# - 每个 token 的比率 $\rho = \exp(\log\pi_\theta - \log\pi_{old})$，填充的位置 $\rho = 1$；
+# - 裁剪的替代损失和它对 $\rho$ 的导数：`losses.clipped_surrogate(...).dloss_dratio`；
+# - 聚合权重 $w$（`losses.aggregation_weights`，这里是 seq-mean）。
+#
+# 它们拼出 $s = w \cdot \partial l/\partial\rho \cdot \rho$，交给网络的反向。没有一个公式重写过（测试把这些函数换掉，训练就跟着变）。
+# 选项名和玩具的 `RLConfig` 一样；`tiny_config` 只把学习率换成适合神经网络的 Adam、3e-4。
+# 看下面两张图：左边是每次迭代采样的做对比例，右边是留出题的贪心准确率（横轴 0 是 SFT 以后、RL 之前）。
+
+# %%
+cfg = tl.tiny_config("grpo", iterations=40, seed=0)
+print({k: cfg.to_dict()[k] for k in ("advantage", "loss_agg", "mu", "group_size", "batch_problems", "lr", "optimizer")})
+grpo_hist = tl.rl_train(model, train_set, cfg, heldout=heldout, eval_every=10)
+evals = [i for i, g in enumerate(grpo_hist["greedy"]) if g == g]
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+plot_training_curves(grpo_hist, columns=["pass1_sampled"], axes=axes[:1])
+sft_greedy = tl.accuracy(sft_model, heldout)
+plot_training_curves({"iteration": [0] + [grpo_hist["iteration"][i] for i in evals],
+                      "greedy": [sft_greedy] + [grpo_hist["greedy"][i] for i in evals]},
+                     labels={"greedy": "留出题贪心准确率"}, axes=axes[1:])
+fig.suptitle("GRPO：小 transformer")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 5. RL 前后的 pass@1 和 pass@k
+#
+# 每道留出题采样 $n = 16$ 份（温度 1），用包里的无偏估计 `toyllm.estimators.pass_at_k` 算 pass@k。
+# Yue et al. (2025) 在真实模型上看到：RL 提高了 pass@1，但大 k 时的 pass@k 反而可能比 RL 前低 —— RL 磨尖了已有的本事，没有教新的。
+# 看下表：这个小网络上 pass@1 涨了多少，k = 16 时差多少。
+
+# %%
+ks = [1, 2, 4, 8, 16]
+before = tl.pass_at_k_curve(sft_model, heldout[:100], 16, ks, seed=1)
+after = tl.pass_at_k_curve(model, heldout[:100], 16, ks, seed=1)
+print(f"{'k':>4}{'RL 前':>10}{'RL 后':>10}{'差':>10}")
+for k in ks:
+    print(f"{k:>4}{before[k]:>10.3f}{after[k]:>10.3f}{after[k] - before[k]:>+10.3f}")
+big_k = ks[-1]
+print(f"k = {big_k} 时 RL 后的 pass@k {'低于' if after[big_k] < before[big_k] else '不低于'} RL 前："
+      f"{'和 Yue et al. 报告的收窄一致' if after[big_k] < before[big_k] else '这次没有看到 Yue et al. 报告的收窄'}")
+fig, ax = plt.subplots(figsize=(5, 3.2))
+ax.plot(ks, [before[k] for k in ks], "o-", label="RL 前（SFT 以后）")
+ax.plot(ks, [after[k] for k in ks], "s-", label="RL 后（GRPO）")
+ax.set_xscale("log", base=2)
+ax.set_xlabel("k")
+ax.set_ylabel("pass@k")
+ax.set_title("小 transformer：pass@k")
+ax.grid(alpha=0.3)
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ## 6. 裁剪和熵：μ > 1、clip-higher
+#
+# $\mu = 1$ 时 $\rho \equiv 1$，裁剪从不发生（第 06 个 notebook）。DAPO 的预设每批更新 $\mu = 4$ 次、
+# 按 token 平均（token-mean）、上界 $\varepsilon_{high} = 0.28$；动态采样在这里只丢掉奖励全相同的组。
+# 看曲线：被裁剪的 token 比例不再是 0，两条线哪条高？熵（每个 token 上分布的平均熵）在这么短的训练里有没有下降？
+
+# %%
+dapo_hist = tl.rl_train(sft_model.copy(), train_set, tl.tiny_config("dapo", iterations=15, batch_problems=8, seed=0))
+plot_training_curves(dapo_hist, columns=[("clip_low", "clip_high"), "entropy", "zero_std"], title="DAPO：裁剪、熵、零方差组")
+plt.show()
+
+# %% [markdown]
+# ## 7. 学习率太大
+#
+# 同样从 SFT 以后的模型出发，学习率放大 10 倍（3e-3）。看曲线：到 SFT 模型的 KL 估计往上跳，留出题准确率往下掉。
+# 玩具里学习率大一点只是走得快；真网络上一步走太远，就把 SFT 学到的东西弄坏了。
+
+# %%
+big_hist = tl.rl_train(sft_model.copy(), train_set, tl.tiny_config("grpo", iterations=15, lr=3e-3, seed=0),
+                       heldout=heldout, eval_every=5)
+evals = [i for i, g in enumerate(big_hist["greedy"]) if g == g]
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+plot_training_curves(big_hist, columns=["kl_est"], axes=axes[:1])
+plot_training_curves({"iteration": [0] + [big_hist["iteration"][i] for i in evals],
+                      "greedy": [sft_greedy]
+                      + [big_hist["greedy"][i] for i in evals]}, labels={"greedy": "留出题贪心准确率"}, axes=axes[1:])
+fig.suptitle("lr = 3e-3：太大")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 8. 和玩具并排：同一个 GRPO
+#
+# 玩具（1B，`toyllm.rl.train`，预设 "grpo"）和小 transformer 用同一个预设、同一批损失函数。
+# 看两张图：两边的采样 pass@1 都往上走，小网络的曲线噪声更大（每次迭代只有 128 份样本）；
+# 玩具那边还有精确的 pass@1（每个量都能算出来），小网络这边只有估计。
+
+# %%
+toy_train, toy_heldout = default_problems(seed=0)
+toy_hist = train(TrainableLLM(1e9), preset("grpo", iterations=40), toy_train, correct_paths(toy_heldout))
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+plot_training_curves(toy_hist, columns=[("pass1_exact", "pass1_sampled")], axes=axes[:1])
+axes[0].set_title("玩具（Δ 表，12 × 3 个参数）")
+plot_training_curves(grpo_hist, columns=["pass1_sampled"], axes=axes[1:])
+axes[1].set_title(f"小 transformer（{model.n_params:,} 个参数）")
+fig.suptitle("同一个 GRPO 预设：玩具 vs 小 transformer")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 9. 什么能带过来，什么带不过来
+#
+# | | 玩具 | 小 transformer |
+# |---|---|---|
+# | 参数 | 12 × 3 的 Δ 表 | 约 10 万个数（嵌入、注意力、MLP、输出头） |
+# | 一步的"动作" | 选一种做法（correct / bug / careless） | 写一个字 |
+# | 优势、裁剪、KL、聚合、熵 | `toyllm.rl.losses` | **同一批函数** |
+# | ∂loss/∂log π 怎么变成参数的梯度 | 按情境加进表（`np.bincount`） | 网络的反向传播 |
+# | pass@1 | 精确值 + 采样估计 | 只有估计 |
+# | 梯度 | 精确的期望梯度可以算出来 | 只有一批样本上的估计 |
+# | 学习率 | SGD，lr = 2 | Adam，lr = 3e-4；大 10 倍就坏 |
+# | 泛化 | 共享情境（12 个） | 学到的规则要推广到没见过的算式 |
+#
+# 能带过来的是**损失的写法**：同样的函数、同样的选项名。带不过来的是**精确**：真网络上只剩估计。
+
+# %% [markdown]
+# ## 小结
+#
+# - 一个 10 万参数的 transformer 用 numpy 就能训练：前向、反向、Adam 一共两百来行。
+# - SFT 和 RL 只差"每个 token 的 log 概率的导数 $s$"：SFT 是 $-1/N$，RL 是 $w \cdot \partial l/\partial\rho \cdot \rho$（+ KL、熵）。
+# - RL 的公式一个都没有重写：玩具和小网络调用同一批 `toyllm.rl.losses` 函数。
+# - pass@1、pass@k 前后的变化，裁剪比例、熵、学习率太大时的 KL，都是上面量出来的数。
+#
+# ## 试一试
+#
+# 1. 第 4 节把 `iterations=40` 改成 `iterations=80`：大 k 时的 pass@k 还会涨吗？
+# 2. 第 7 节把 `lr=3e-3` 换成 `lr=1e-3`：KL 还会跳吗？
+# 3. （选做，先写下预测再运行）第 6 节把 DAPO 的 `loss_agg` 换成 `"seq-mean"`，或把 `eps_high` 从 0.28 改回 0.2：
+#    被裁剪的 token 比例和熵会怎么变？为什么？（提示：加法题的解答长短只差一两个字；clip-higher 放宽的是优势为正的 token。）

@@ -1,0 +1,98 @@
+"""
+小 transformer（toyllm.tinylm）的基准：SFT 一步、RL 一次迭代各要多久，notebook 08 整体要多久；
+两个种子上 SFT 前后、RL 前后的留出题准确率（贪心和采样）。
+
+【用法】（在仓库根目录）
+    .venv/bin/python tools/bench_tinylm.py                 # 种子 0 和 1，再执行一次 notebook 08
+    .venv/bin/python tools/bench_tinylm.py --seeds 0 --no-notebook
+
+【思路】和 notebook 08 同样的设置：2000 道两位数加法训练题，200 道留出题；SFT 250 步（每批 64 道，Adam lr 3e-3），
+    然后 GRPO（tiny_config("grpo")：每次 16 道题 × G = 8，Adam lr 3e-4）。每步用时取**中位数**。
+    另外量 DAPO 预设（μ = 4、token-mean、clip-higher）一次迭代的用时。
+    这是打印数字的脚本，不是测试：速度和机器有关（2 核的机器被别的进程占用时会慢好几倍），测试里不检查它。
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from toyllm import tinylm as tl  # noqa: E402
+from tools.bench_eval import median_time  # noqa: E402
+
+
+def run_seed(seed, sft_steps, rl_iters):
+    """一个种子：SFT 前后、RL 前后的准确率（贪心 / 采样），和总用时。"""
+    model = tl.TinyLM(seed=seed)
+    train = tl.addition_examples(2000, seed=seed)
+    heldout = tl.addition_examples(200, seed=seed + 100, exclude=train)
+
+    def acc():
+        return tl.accuracy(model, heldout), tl.accuracy(model, heldout, 1.0, np.random.default_rng(seed))
+
+    row = {"初始": acc()}
+    _, t_sft = tl.timed(tl.sft, model, train, steps=sft_steps, batch_size=64, lr=3e-3, seed=seed)
+    row["SFT 后"] = acc()
+    sft_model = model.copy()
+    _, t_rl = tl.timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=rl_iters, seed=seed))
+    row["GRPO 后"] = acc()
+    return row, t_sft, t_rl, sft_model, train
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--sft-steps", type=int, default=250)
+    ap.add_argument("--rl-iterations", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--no-notebook", action="store_true", help="不执行 notebook 08")
+    ap.add_argument("--cot", action="store_true",
+                    help="再试玩具的 1~2 步题（思维链写成文字，context = 28）：SFT 600 步、GRPO 60 次迭代")
+    args = ap.parse_args(argv)
+
+    print(f"留出题准确率（200 道，贪心 / 采样 T = 1）：SFT {args.sft_steps} 步，GRPO {args.rl_iterations} 次迭代")
+    trained = None
+    for seed in args.seeds:
+        row, t_sft, t_rl, sft_model, train = run_seed(seed, args.sft_steps, args.rl_iterations)
+        trained = trained or (sft_model, train)
+        cells = "  ".join(f"{k} {g:.3f} / {s:.3f}" for k, (g, s) in row.items())
+        print(f"  种子 {seed}：{cells}   （SFT {t_sft:.1f} s，GRPO {t_rl:.1f} s）")
+
+    model, train = trained                     # 在 SFT 以后的模型上计时：奖励有对有错，RL 真的在更新
+    print(f"\n{model}；每项 {args.repeats} 次的中位数")
+    sft_step = median_time(lambda: tl.sft(model.copy(), train, steps=1, batch_size=64, lr=3e-3), args.repeats)
+    print(f"SFT 一步（64 道题）：{sft_step * 1e3:.1f} ms")
+    for name, what in (("grpo", "μ = 1"), ("dapo", "μ = 4、token-mean、clip-higher")):
+        t = median_time(lambda: tl.rl_train(model.copy(), train, tl.tiny_config(name, iterations=1)), args.repeats)
+        print(f"{name.upper()} 一次迭代（16 道题 × G = 8，{what}）：{t * 1e3:.1f} ms")
+    if args.cot:
+        import random
+
+        from toyllm.arithmetic import make_problem_set
+        examples = [tl.problem_example(p) for p in make_problem_set(random.Random(0), 3000, 1, 2)]
+        train, test = examples[:2800], examples[2800:]
+        model = tl.TinyLM(seed=0, context=28)
+        greedy = [tl.accuracy(model, test)]
+        _, t_sft = tl.timed(tl.sft, model, train, steps=600, batch_size=64, lr=3e-3)
+        greedy.append(tl.accuracy(model, test))
+        _, t_rl = tl.timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=60))
+        greedy.append(tl.accuracy(model, test))
+        print(f"\n玩具的 1~2 步题（200 道留出题，贪心）：初始 {greedy[0]:.3f}，SFT 600 步后 {greedy[1]:.3f}（{t_sft:.1f} s），"
+              f"GRPO 60 次迭代后 {greedy[2]:.3f}（{t_rl:.1f} s）")
+    if not args.no_notebook:
+        import nbformat
+
+        from tools.build_notebooks import execute
+        nb = nbformat.read(ROOT / "notebooks" / "08_tiny_transformer.ipynb", as_version=4)
+        t0 = time.perf_counter()
+        execute(nb, ROOT / "notebooks")
+        print(f"\nnotebook 08 执行一次（tools.build_notebooks.execute，含启动内核）：{time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
