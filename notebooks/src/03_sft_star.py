@@ -31,7 +31,7 @@ from toyllm.imitation import (distinct_mask, expert_iteration, hinted_rollouts, 
 from toyllm.plots import plot_context_bars
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
-from toyllm.rl import default_problems
+from toyllm.rl import default_problems, score_vectors
 from toyllm.sampler import sample_rollouts
 
 use_chinese_font()
@@ -196,12 +196,29 @@ hist = rejection_sampling_ft(packed, train_set, heldout, k=k, dedup=True, seed=1
 print("rejection_sampling_ft(dedup=True, seed=1) 和手写的结果相同：", np.array_equal(packed.params, rft_dedup.params))
 
 # %% [markdown]
-# **RFT 和强化学习的关系。** 奖励 $R(o) \in \{0, 1\}$（答案对不对）。只在做对的解答上做 SFT，梯度是
+# **RFT 和强化学习的关系。** 奖励 $R(o) \in \{0, 1\}$（答案对不对）。$N$ 份解答都由当前模型采样，做对的那些一共 $T_{\text{对}}$ 步。
+# SFT 按**步**平均，所以只在做对的解答上做 SFT 时，梯度是
 #
-# $$\frac{1}{\#\{o: R(o)=1\}}\sum_{o:\,R(o)=1}\nabla \log \pi_\Delta(o) \;\propto\; \sum_{o} R(o)\,\nabla \log \pi_\Delta(o),$$
+# $$g_{\text{SFT}} = \frac{1}{T_{\text{对}}}\sum_{o:\,R(o)=1}\nabla \log \pi_\Delta(o)
+# = \frac{N}{T_{\text{对}}}\cdot\frac{1}{N}\sum_{o} R(o)\,\nabla \log \pi_\Delta(o)
+# = \frac{N}{T_{\text{对}}}\,\hat g_{\text{REINFORCE}} .$$
 #
-# 正是**不减基线**的 REINFORCE（第 05 个 notebook），只差一个归一化常数。
-# 区别在于：做错的解答完全不参与，没有"把错的推下去"的信号；而且一批样本要做 30 步梯度上升，而不是一步。
+# 右边的 $\hat g_{\text{REINFORCE}}$ 是**不减基线**的 REINFORCE 估计（第 05 个 notebook）。所以确切的关系是：
+# - 同一批样本上，第一步 SFT 的方向和不减基线的 REINFORCE 相同，长度乘了 $N/T_{\text{对}}$。这个因子随批次变（正确率越低越大），不是常数；
+# - 只有第一步是这样：SFT 在同一批数据上做 30 步梯度上升，从第二步起模型已经不是采样它们的那个模型了；
+# - 做错的解答完全不参与，没有"把错的推下去"的信号。
+#
+# 看输出：在上面的样本上，一个 epoch、学习率 1 的 SFT 更新，和 $\frac{N}{T_{\text{对}}}\hat g_{\text{REINFORCE}}$ 是否相同。
+
+# %%
+one_step = base.copy()
+sft_rollouts(one_step, own, keep=kept, epochs=1, lr=1.0)
+g_sft = one_step.params - base.params
+g_reinforce = (own.correct[:, None, None] * score_vectors(own)).mean(axis=0)
+n_total, t_correct = len(own), int(own.mask[own.correct].sum())
+print(f"N = {n_total} 份，做对的共 T_对 = {t_correct} 步，N / T_对 = {n_total / t_correct:.4f}")
+print("一步 SFT == (N / T_对) × 不减基线的 REINFORCE 估计：",
+      np.allclose(g_sft, n_total / t_correct * g_reinforce, rtol=0, atol=1e-12))
 
 # %% [markdown]
 # ## 3. 专家迭代：重复几轮
@@ -399,7 +416,7 @@ for group, idx in groups:
 # 而是因为 30 步梯度上升先把粗心让出来的概率大多给了 correct。对比会咬人的情境，那里数据里的 bug 是 0，P(bug) 降得多得多。
 #
 # 在这个玩具里，被强化的"碰巧对的 bug"没有坏处：在这 4 个情境里 bug 永远算对，精确 pass@1 也把它算作做对。
-# 真实的模型没有这么整齐的"情境"：被强化的坏习惯会泛化到它咬人的地方。第 05 个 notebook 会看到，结果奖励的强化学习也有同样的问题（"功劳分配"），
+# 真实的模型没有这么整齐的"情境"：被强化的坏习惯会泛化到它咬人的地方。第 05 个 notebook 会看到，结果奖励的强化学习也有同样的问题（"信用分配"，credit assignment），
 # 只有按**做法**打分的过程奖励才能把它分出来。
 
 # %% [markdown]

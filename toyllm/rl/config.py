@@ -95,7 +95,8 @@ class RLConfig:
     reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
-                                  "verl actor.entropy_coeff；TRL 没有这一项")
+                                  "verl actor.entropy_coeff；TRL 的 GRPOConfig 没有熵奖励（查于 huggingface/trl 主分支 2026 年初的 "
+                                  "grpo_config.py；它的 top_entropy_quantile 只在损失里保留高熵 token，不是熵奖励）")
     temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
                                  "TRL temperature。熵、KL 按这个温度算；留出题上的精确 pass@1 总是按温度 1 算")
     optimizer: str = _option(
@@ -173,7 +174,7 @@ OPTION_NAMES = {f.name: f.metadata["name"] for f in dataclasses.fields(RLConfig)
 
 _BASE = RLConfig()
 PRESETS = types.MappingProxyType({
-    # REINFORCE：奖励直接当权重，没有基线（CS336 作业 5 的 no_baseline）
+    # 无基线：奖励直接当权重，每份解答按步平均（CS336 作业 5 的 no_baseline）；不是 Williams 按步求和的 REINFORCE
     "reinforce": _BASE.replace(advantage="none"),
     # RLOO：留一法基线（TRL RLOOTrainer；verl adv_estimator=rloo）
     "rloo": _BASE.replace(advantage="rloo"),
