@@ -299,6 +299,8 @@ def draw_figures(data, out):
     out.mkdir(parents=True, exist_ok=True)
 
     def save(fig, name):
+        if not hasattr(fig, "savefig"):                    # plots 的函数返回坐标轴（一个或一组）：取它们的图
+            fig = np.ravel(fig)[0].figure
         fig.savefig(out / name, dpi=DPI, metadata={"Software": None})
         plt.close(fig)
 
@@ -314,7 +316,8 @@ def draw_figures(data, out):
 
     fig, ax = plt.subplots(figsize=SINGLE)
     for eh, curve in data["clip_curves"].items():
-        label = f"对称裁剪（ε_high = {eh:g}）" if eh == 0.2 else f"clip-higher（ε_high = {eh:g}）"
+        label = (rf"对称裁剪（$\epsilon_{{high}} = {eh:g}$）" if eh == 0.2
+                 else rf"clip-higher（$\epsilon_{{high}} = {eh:g}$）")
         ax.plot(np.arange(1, len(curve) + 1), curve, label=label)
     ax.set_xlabel("迭代次数")
     ax.set_ylabel("熵（nats）")

@@ -282,8 +282,13 @@ for j, key in enumerate(CONTEXTS):
 # %% [markdown]
 # 看上表：大的分量估得还可以，接近 0 的分量误差相对很大，有的连符号都可能不对。这就是采样的噪声。
 #
-# 第 05 个 notebook 的 RL 引擎算的就是这个量：`toyllm.rl.policy_loss` 返回**损失**（要最小化的量）的梯度，
-# 用"常数归一化"（`loss_agg="constant"`）、归一化常数取 $B \times 1$ 时，它的负数就是 $\hat g$。看输出是不是 `True`。
+# 第 05 个 notebook 的 RL 引擎算的就是这个量：`toyllm.rl.policy_loss` 返回**损失**（要最小化的量）的梯度。
+# 引擎把每一步的损失加权求和成一个数，这叫**聚合**（aggregation，第 06 个 notebook 第 1.1 节列出三种权重）。这里用的两个选项：
+# - `loss_agg="constant"`：每一步的权重都是同一个常数 $\frac{1}{B \cdot L_{\max}}$（Dr. GRPO 的做法）；
+# - `max_len=1`：把 $L_{\max}$ 取成 1。于是权重是 $\frac1B$：每份解答的各步直接**相加**，再对 $B$ 份平均，正是上面的 $\hat g$。
+#
+# `preset("reinforce")` 是"不减基线"的预设，奖励直接当权重。它默认按步**平均**（CS336 作业 5 的 `no_baseline`），
+# 配上这两个选项才是 Williams（1992）按步**求和**的 REINFORCE。看输出：引擎梯度的负数和 $\hat g$ 是否相同（`True`）。
 
 # %%
 engine = policy_loss(model, rollouts, R, preset("reinforce", loss_agg="constant"), max_len=1)
@@ -356,6 +361,16 @@ print(f"\n参考：精确梯度的长度 ‖∇J‖ = {np.linalg.norm(exact_grad
       f"400 次平均以后，偏差只剩下典型误差 / √400 量级的噪声")
 
 # %% [markdown]
+# 基线什么时候让误差变小？看输出：对每种零点，比较两种估计的典型误差。
+
+# %%
+for c in (-1, 0, 1, 2):
+    e_none, e_rloo = (bias_and_error(results[c][k])[1] for k in ("没有基线", "留一法基线"))
+    verdict = "基线让误差变小" if e_rloo < e_none else "基线没有让误差变小"
+    print(f"答对 {1 + c} / 答错 {c}：没有基线 {e_none:.4f}，留一法基线 {e_rloo:.4f} → {verdict}"
+          f"（比值 {e_rloo / e_none:.2f}）")
+
+# %% [markdown]
 # 看输出：
 # - 两种估计的"偏差"都远小于各自的"典型误差"：它们的期望都是精确梯度（无偏）。
 # - 没有基线时，典型误差随奖励的零点变化很大；留一法基线的四行完全相同：减去同组的平均以后，奖励加多少常数都被消掉了。
@@ -426,7 +441,7 @@ plt.show()
 # - 一份解答的 $\log P$ 是各步之和，梯度也是各步之和；同一情境出现几次就加几次。
 # - 所有题目共享情境参数：在一道题的一步上学习，所有含这个情境的题都变了，不含的题一点不变。
 # - 期望奖励 $J$ 的梯度可以精确算（只有玩具能做到），也可以用 REINFORCE 采样估计 $\hat g = \frac1B \sum_i R_i \sum_t (e_{a_{i,t}} - \pi)$；误差按 $1/\sqrt{n}$ 减小。
-# - 减去不依赖于动作的基线，期望不变；方差可以大大减小，而且估计不再依赖奖励的零点。留一法（RLOO）是真实系统常用的基线，也是第 05 个 notebook 里 RLOO、GRPO 的出发点。
+# - 减去不依赖于动作的基线，期望不变；估计不再依赖奖励的零点。方差**不一定**减小：零点离平均奖励远时（答对 2、答错 1）基线让误差小得多，"答对 1、答错 0"时反而略大（第 6 节的比较）。留一法（RLOO）是真实系统常用的基线，也是第 05 个 notebook 里 RLOO、GRPO 的出发点。
 # - 基线不是越接近平均奖励越好：这个玩具的"答对 1、答错 0"奖励不减基线也不差，原因见第 6 节最后一张图。
 #
 # ## 试一试

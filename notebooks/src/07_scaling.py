@@ -162,7 +162,9 @@ for size, (C, R, R0, _, _) in fits.items():
 # Yue et al.（2025）发现：$k$ 小时 RL 模型的 pass@k 更高；$k$ 很大（例如 256）时，基座追上来，甚至超过 RL 模型。
 # 玩具里不用采样，可以**精确**地算：第 $i$ 道题做对的概率是 $p_i$，
 #
-# $$\text{pass@}k = \frac{1}{P}\sum_{i=1}^{P} \Big[1 - (1 - p_i)^k\Big] .$$
+# $$\text{pass@}k = \frac{1}{P}\sum_{i=1}^{P} \Big[1 - (1 - p_i)^k\Big] ,$$
+#
+# $P$ 是题目的个数（讲义开头的记号表：$P$ 只表示个数，概率写成 $p_i$ 或 $\Pr$）。
 #
 # `exact_pass_at_k(model, heldout, ks)` 就是这个式子。$k$ 从 1 到 1024，比较每种大小的基座和它 GRPO 之后的模型。
 #
@@ -204,7 +206,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ### 3.1 为什么基座不会反超：看每一道题
+# ### 3.1 这几次训练里基座为什么没有反超：看每一道题
 #
 # 对**一道**题，$1 - (1 - p)^k$ 随 $p$ 单调增加，对每个 $k$ 都是。所以只要 RL 没有让任何一道题的 $p_i$ 变小，
 # RL 模型的 pass@k 就在**每一个** $k$ 上都不低于基座；而两者都 → 1，因为每道题的 $p_i > 0$。
@@ -233,8 +235,9 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# 为什么没有一道题变差？一道题的 $p_i = \prod_t r_t$，$r_t = \pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 不咬人}]$
-# 只取决于这一步的**情境**（`toyllm.exact.step_right_probs`）。而参数按情境共享，不按题目。所以只要每个情境的"这一步做对的概率"都上升了，每道题就都变好了。
+# 为什么没有一道题变差？沿正确路径，第 $t$ 步"算对"的概率 $s_t = \pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 不咬人}]$
+# 只取决于这一步的**情境**（`toyllm.exact.step_right_probs`；这里写 $s_t$，不写 $r_t$，因为 $r$ 留给奖励），一道题的 $p_i$ 由它经过的那些 $s_t$ 决定。
+# 参数按情境共享，不按题目。所以只要每个情境的 $s_t$ 都上升了，每道题就都变好了。
 #
 # 看输出：12 个情境里，这一步做对的概率训练前后各是多少；变小的情境有几个。
 
@@ -270,9 +273,33 @@ for k in KS:
     print(pad(k, 6) + f"{b:9.4f}{r:9.4f}" + ("   ← 基座领先" if b > r else ""))
 
 # %% [markdown]
-# 玩具里这种事不会发生，原因有两个：
-# - softmax 给每种做法的概率都是正的，RL 不会让任何一道题"变得不可能"；
-# - 参数按情境共享，没有"只对某些题有用的罕见推理路径"可以丢掉：提高一个情境的正确率，对每一道经过它的题都有好处。
+# 上面几次 GRPO 训练里没有发生这种事，但这是**观察**，不是玩具的定理。我们量的是：1e8 到 1e11 四种大小，
+# 默认的 `grpo` 预设训练 200 次，200 道留出题，$k = 1, 2, 4, \dots, 1024$；1e9 那次的 12 个情境 $s_t$ 全都上升了。
+# 只要训练让某些情境的 $s_t$ 下降，经过这些情境的题 $p_i$ 就变小，$k$ 够大时基座就能反超。
+#
+# 下面造一个这样的训练：KL 惩罚（$\beta = 0.5$，估计用 $k_2$）把模型拉向一个参考策略，这个参考策略在四个**减法**情境里
+# correct 的 logit 低 3。奖励仍然是"答案对"，所以加法、乘法的题照样变好；减法的题被 KL 拉着变差。
+#
+# 看输出：训练后 $p_i$ 变小的题有几道；"基座 − RL"在每个 $k$ 上的值：$k = 1$ 时 RL 领先，从某个 $k$ 起基座领先。
+
+# %%
+pulled_ref = TrainableLLM(1e9)
+subtraction = [i for i, key in enumerate(CONTEXTS) if key[0] == "sub"]
+pulled_ref.params[subtraction, 0] -= 3.0
+pulled = TrainableLLM(1e9)
+train(pulled, preset("grpo", beta=0.5, kl_estimator="k2"), train_set, heldout, reference=pulled_ref)
+pulled_p = exact_pass_at_1(pulled, heldout, per_problem=True)
+pulled_k = exact_pass_at_k(pulled, heldout, KS)
+print(f"减法情境：{'、'.join(CONTEXT_NAMES[CONTEXTS[i]] for i in subtraction)}")
+print(f"训练后 p_i 变小的题：{int((pulled_p < base_p).sum())} / {len(heldout)} 道")
+print(pad("k", 6) + pad("基座", 9, "right") + pad("RL", 9, "right") + pad("基座 − RL", 12, "right"))
+for k in KS:
+    b, r = curves[1e9][0][k], pulled_k[k]
+    print(pad(k, 6) + f"{b:9.4f}{r:9.4f}{round(b - r, 4) + 0.0:12.4f}" + ("   ← 基座领先" if b > r else ""))
+
+# %% [markdown]
+# 所以"基座不会反超"要靠两件事同时成立：softmax 给每种做法正的概率（没有一道题"变得不可能"），**而且**训练让每个情境的 $s_t$ 都上升。
+# 第二件事在默认的 GRPO 训练里成立，但换一个目标（这里是 KL 拉向一个更差的参考策略）就不成立了。
 #
 # 而"RL 有没有教会新本事"在玩具里是**按构造**回答了的：correct 从一开始就在基座的分布里，RL 只能调整三种做法的比例，不能发明第四种。
 #
@@ -281,8 +308,8 @@ for k in KS:
 # - 基座越大，起点越高，到同一个目标 pass@1 需要的 RL 样本越少，RL 带来的提升也越小。
 # - pass@1 对 RL 计算量是一条 S 形曲线。玩具的上限是 1；自由拟合的渐近线 $A$ 会略高于 1，因为训练结束时还看不到渐近线。固定 $A = 1$ 后，用一半的计算量就能把最终值外推得很准。
 # - 大基座的优势主要在起点：四种大小的 $C_{\text{mid}}$ 差别不大，$B$ 随大小变小。
-# - 精确的 pass@k 里，RL 的提升集中在小 $k$，$k$ 越大差距越小；但在玩具里基座在任何 $k$ 上都**没有**反超，因为 RL 让每一道题的 $p_i$ 都变大了。
-# - 平均曲线会不会交叉取决于每道题的 $p_i$：只有 RL 让某些题变差时才会交叉。Yue et al. 的反超是真实 LLM 里"覆盖面变窄"的结果，玩具的结构（正的概率、按情境共享）排除了它。
+# - 精确的 pass@k 里，RL 的提升集中在小 $k$，$k$ 越大差距越小；在这几次默认的 GRPO 训练里，基座在算过的每个 $k$ 上都**没有**反超，因为 RL 让每一道题的 $p_i$ 都变大了。
+# - 平均曲线会不会交叉取决于每道题的 $p_i$：只有 RL 让某些题变差时才会交叉。玩具的结构不排除这一点：KL 把模型拉向更差的参考策略时，基座就反超了。Yue et al. 的反超是真实 LLM 里"覆盖面变窄"的结果。
 #
 # ## 试一试
 #
