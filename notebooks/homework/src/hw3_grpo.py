@@ -157,7 +157,8 @@ mine = {"advantage_fn": group_advantages if ok_adv else None,
         "surrogate_fn": clipped_surrogate if ok_surr else None}
 # 第二列用的是谁的函数：没通过检查的那个，用的是包里的版本
 mine_label = {(True, True): "你的实现", (True, False): "你的优势 + 包里的替代损失",
-              (False, True): "包里的优势 + 你的替代损失", (False, False): "包里的实现（你的还没通过）"}[(ok_adv, ok_surr)]
+              (False, True): "包里的优势 + 你的替代损失",
+              (False, False): "包里的实现（你的还没通过）"}[(bool(ok_adv), bool(ok_surr))]
 package_model, mine_model = TrainableLLM(1e9), TrainableLLM(1e9)
 hist_package = train(package_model, config, train_set, heldout)
 hist_mine = train(mine_model, config, train_set, heldout, **mine)
