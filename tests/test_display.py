@@ -50,3 +50,10 @@ def test_history_table_shows_the_same_rows_as_to_table():
     t = h.table(every=2)
     assert [line.split() for line in str(t).splitlines()] == [line.split() for line in text.splitlines()]
     assert t._repr_html_().count("<tr>") == 1 + 3     # 表头 + 第 1、3、4 行
+
+
+def test_preformatted_numbers_stay_right_aligned():
+    t = Table(["k", "差"], [["1", "-0.0072"], ["1024", "0.0000"]])
+    assert t.numeric == [True, True]
+    assert str(t).splitlines()[1] == "   1  -0.0072"
+    assert Table(["情境"], [["加法"]]).numeric == [False]

@@ -105,3 +105,18 @@ def test_no_baseline_preset_divides_by_steps_and_constant_max_len_1_is_williams(
     steps = roll.mask.sum(axis=1)
     np.testing.assert_allclose(-averaged.grad, ((R / steps)[:, None, None] * score_vectors(roll)).mean(axis=0),
                                rtol=0, atol=1e-12)
+
+
+def test_terms_credit_assignment_and_importance_ratio_are_used_consistently():
+    """第 15 点：credit assignment 叫"信用分配"（不叫"功劳分配"）；π_θ / π_old 叫"重要性比率"（不叫"重要性比""重要性权重"）。"""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    files = [*root.glob("lectures/*.md"), root / "README.md", *root.glob("notebooks/src/*.py"),
+             *root.glob("notebooks/homework/src/*.py"), *root.glob("toyllm/**/*.py")]
+    bad = []
+    for f in files:
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"功劳|重要性比(?!率)|重要性权重", line):
+                bad.append(f"{f.relative_to(root)}:{i}: {line.strip()[:80]}")
+    assert not bad, "\n".join(bad)

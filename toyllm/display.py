@@ -9,6 +9,7 @@
 
 import html
 import numbers
+import re
 
 from .text import display_width, pad
 
@@ -33,7 +34,13 @@ def format_cell(x, digits=4):
     return str(x)
 
 
+_NUMBER_TEXT = re.compile(r"^[+\-−]?(\d[\d,]*\.?\d*(e[+\-]?\d+)?|nan|inf)%?$")
+
+
 def _is_number(x):
+    """数，或者写成文字的数（"0.9430"、"−0.0072"、"1.2e-05"、"51200"）：这样的列右对齐。"""
+    if isinstance(x, str):
+        return bool(_NUMBER_TEXT.match(x.strip()))
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
@@ -41,7 +48,8 @@ class Table:
     """
     一张表：在 notebook 里显示成 HTML 表格，print 时是对齐的文字。
 
-    【思路】构造时把每个格子变成文字（数字按 digits 位小数）；数字列右对齐，文字列左对齐。
+    【思路】构造时把每个格子变成文字（数字按 digits 位小数；想要别的位数，就自己格式化成字符串再传进来）；
+        整列都是数（或写成文字的数）时右对齐，否则左对齐。
     【参数】headers：表头（字符串的列表）；rows：每行一个列表，长度和 headers 相同；
         title：表格上方的一行说明（可选）；digits：浮点数保留几位小数（默认 4）；
         note：表格下方的一行注释（可选）

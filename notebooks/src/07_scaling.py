@@ -22,8 +22,10 @@
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, fmt_size, pad
+from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k, step_right_probs
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import default_problems, preset, train
@@ -51,13 +53,12 @@ for size in SIZES:
     model = TrainableLLM(size)
     runs[size] = (model, train(model, preset("grpo"), train_set, heldout))
 
-print(pad("基座", 8) + pad("起点 R0", 10, "right") + pad("最终", 10, "right") + pad("提升", 10, "right")
-      + pad(f"到 {TARGET} 的迭代", 14, "right") + pad(f"到 {TARGET} 的样本数", 16, "right"))
+rows = []
 for size, (model, h) in runs.items():
-    R = np.array(h["pass1_exact"])
+    R0, final = h.meta["start_pass1_exact"], h["pass1_exact"][-1]
     it, n = reach_target(h, TARGET) or ("没到", "—")
-    R0 = h.meta["start_pass1_exact"]
-    print(pad(fmt_size(size), 8) + f"{R0:10.4f}{R[-1]:10.4f}{R[-1] - R0:10.4f}" + pad(it, 14, "right") + pad(n, 16, "right"))
+    rows.append([fmt_size(size), R0, final, final - R0, it, n])
+Table(["基座", "起点 R0", "最终", "提升", f"到 {TARGET} 的迭代", f"到 {TARGET} 的样本数"], rows)
 
 # %% [markdown]
 # 画出来：横轴是累计采样数（对数刻度），纵轴是留出题上的精确 pass@1，虚线是目标 0.9。
@@ -108,16 +109,14 @@ print(f"真值 A = 0.95，B = 1.5，C_mid = 8000；拟合 A = {test_fit.A:.4f}�
 # - 基座越大，$B$ 越小（曲线越平缓）；$C_{\text{mid}}$ 在四种大小之间差别不大：大基座省下的 RL 计算量，主要来自起点更高、要补的差距更小。
 
 # %%
-fits = {}
-print(pad("基座", 8) + pad("R0", 8, "right") + pad("A（自由）", 11, "right") + pad("B", 8, "right")
-      + pad("C_mid", 9, "right") + pad("RMSE", 9, "right") + "   │" + pad("A = 1 时：B", 12, "right")
-      + pad("C_mid", 9, "right") + pad("RMSE", 9, "right"))
+fits, rows = {}, []
 for size, (model, h) in runs.items():
     C, R, R0 = np.array(h["samples"], dtype=float), np.array(h["pass1_exact"]), h.meta["start_pass1_exact"]
     free, fixed = fit_sigmoid(C, R, R0), fit_sigmoid(C, R, R0, A=1.0)
     fits[size] = (C, R, R0, free, fixed)
-    print(pad(fmt_size(size), 8) + f"{R0:8.4f}{free.A:11.4f}{free.B:8.3f}{free.C_mid:9.0f}{free.rmse:9.4f}"
-          + f"   │{fixed.B:12.3f}{fixed.C_mid:9.0f}{fixed.rmse:9.4f}")
+    rows.append([fmt_size(size), R0, free.A, f"{free.B:.3f}", f"{free.C_mid:.0f}", free.rmse,
+                 f"{fixed.B:.3f}", f"{fixed.C_mid:.0f}", fixed.rmse])
+Table(["基座", "R0", "A（自由）", "B", "C_mid", "RMSE", "A = 1 时：B", "C_mid", "RMSE"], rows)
 
 # %% [markdown]
 # 画出来：点是训练记录（每 10 次迭代画一个），实线是 $A = 1$ 的拟合，虚线是自由拟合。
@@ -148,13 +147,12 @@ plt.show()
 # 看输出：固定 $A = 1$ 时预测得很准；$A$ 自由时，早期数据里渐近线几乎没有约束，拟合出的 $A$ 偏高，预测也偏高。知道上限在哪里，外推就可靠得多。
 
 # %%
-print(pad("基座", 8) + pad("真正的最终值", 14, "right") + pad("预测（A 自由）", 16, "right") + pad("拟合的 A", 10, "right")
-      + pad("预测（A = 1）", 15, "right"))
+rows = []
 for size, (C, R, R0, _, _) in fits.items():
     half = len(C) // 2
     early_free, early_fixed = fit_sigmoid(C[:half], R[:half], R0), fit_sigmoid(C[:half], R[:half], R0, A=1.0)
-    print(pad(fmt_size(size), 8) + f"{R[-1]:14.4f}{early_free.predict(C[-1]):16.4f}{early_free.A:10.4f}"
-          f"{early_fixed.predict(C[-1]):15.4f}")
+    rows.append([fmt_size(size), R[-1], early_free.predict(C[-1]), early_free.A, early_fixed.predict(C[-1])])
+Table(["基座", "真正的最终值", "预测（A 自由）", "拟合的 A", "预测（A = 1）"], rows)
 
 # %% [markdown]
 # ## 3. k 很大时，基座能不能追上 RL 之后的模型？（讲义 10.2）
@@ -176,11 +174,9 @@ curves = {}
 for size, (model, h) in runs.items():
     curves[size] = (exact_pass_at_k(TrainableLLM(size), heldout, KS), exact_pass_at_k(model, heldout, KS))
 
-print("基座 − GRPO 的 pass@k（精确）")
-print(pad("k", 6) + "".join(pad(fmt_size(s), 11, "right") for s in SIZES))
-for k in KS:
-    print(pad(k, 6) + "".join(f"{round(curves[s][0][k] - curves[s][1][k], 4) + 0.0:11.4f}" for s in SIZES))
-print()
+display(Table(["k"] + [fmt_size(s) for s in SIZES],
+              [[k] + [round(curves[s][0][k] - curves[s][1][k], 4) + 0.0 for s in SIZES] for k in KS],
+              title="基座 − GRPO 的 pass@k（精确）"))
 for s in SIZES:
     worst = max(curves[s][0][k] - curves[s][1][k] for k in KS)
     print(f"{pad(fmt_size(s), 8)}所有 k 里「基座 − GRPO」的最大值 {'≤ 0' if worst <= 0 else f'= {worst:.2e}'}；"
@@ -245,15 +241,13 @@ plt.show()
 paths = correct_paths(heldout)
 r_base = step_right_probs(TrainableLLM(size), paths)
 r_rl = step_right_probs(runs[size][0], paths)
-print(pad("情境", 26) + pad("训练前", 9, "right") + pad("GRPO 之后", 11, "right"))
-down = 0
+rows = []
 for i, key in enumerate(CONTEXTS):
     sel = paths.mask & (paths.ctx == i)
     if sel.any():
-        before, after = r_base[sel][0], r_rl[sel][0]
-        down += after < before
-        print(pad(CONTEXT_NAMES[key], 26) + f"{before:9.4f}{after:11.4f}")
-print(f"\n这一步做对的概率变小的情境：{down} 个")
+        rows.append([CONTEXT_NAMES[key], r_base[sel][0], r_rl[sel][0]])
+display(Table(["情境", "训练前", "GRPO 之后"], rows))
+print(f"这一步做对的概率变小的情境：{sum(after < before for _, before, after in rows)} 个")
 
 # %% [markdown]
 # ### 3.2 曲线什么时候会交叉？
@@ -267,10 +261,11 @@ print(f"\n这一步做对的概率变小的情境：{down} 个")
 
 # %%
 p_base_demo, p_rl_demo = np.array([0.3, 0.02]), np.array([0.9, 0.001])
-print(pad("k", 6) + pad("基座", 9, "right") + pad("RL", 9, "right"))
+rows = []
 for k in KS:
     b, r = np.mean(1 - (1 - p_base_demo) ** k), np.mean(1 - (1 - p_rl_demo) ** k)
-    print(pad(k, 6) + f"{b:9.4f}{r:9.4f}" + ("   ← 基座领先" if b > r else ""))
+    rows.append([k, b, r, "← 基座领先" if b > r else ""])
+Table(["k", "基座", "RL", ""], rows)
 
 # %% [markdown]
 # 上面几次 GRPO 训练里没有发生这种事，但这是**观察**，不是玩具的定理。我们量的是：1e8 到 1e11 四种大小，
@@ -292,10 +287,11 @@ pulled_p = exact_pass_at_1(pulled, heldout, per_problem=True)
 pulled_k = exact_pass_at_k(pulled, heldout, KS)
 print(f"减法情境：{'、'.join(CONTEXT_NAMES[CONTEXTS[i]] for i in subtraction)}")
 print(f"训练后 p_i 变小的题：{int((pulled_p < base_p).sum())} / {len(heldout)} 道")
-print(pad("k", 6) + pad("基座", 9, "right") + pad("RL", 9, "right") + pad("基座 − RL", 12, "right"))
+rows = []
 for k in KS:
     b, r = curves[1e9][0][k], pulled_k[k]
-    print(pad(k, 6) + f"{b:9.4f}{r:9.4f}{round(b - r, 4) + 0.0:12.4f}" + ("   ← 基座领先" if b > r else ""))
+    rows.append([k, b, r, round(b - r, 4) + 0.0, "← 基座领先" if b > r else ""])
+Table(["k", "基座", "RL", "基座 − RL", ""], rows)
 
 # %% [markdown]
 # 所以"基座不会反超"要靠两件事同时成立：softmax 给每种做法正的概率（没有一道题"变得不可能"），**而且**训练让每个情境的 $s_t$ 都上升。

@@ -176,7 +176,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True):
         · A > 0（好动作）：ρ 超过 1 + ε_high 以后损失不再下降 —— 这一批数据已经把它的概率推得够高了，别再推；
         · A < 0（坏动作）：ρ 低于 1 − ε_low 以后同理。
         导数：∂l/∂ρ = 0（被裁剪的步），否则 −A。所以被裁剪的步梯度为 0。
-        裁剪只在"比率已经离开 1"时发生，所以 μ = 1（每批只更新一次，ρ ≡ 1）时从不裁剪。
+        裁剪只在"重要性比率已经离开 1"时发生，所以 μ = 1（每批只更新一次，ρ ≡ 1）时从不裁剪。
         DAPO 的 clip-higher：ε_high = 0.28 > ε_low = 0.2，让低概率的好动作能涨得更多，防止熵塌缩。
     【参数】ratio：ρ 数组；adv：A 数组（形状相同或可广播）；eps_low、eps_high：≥ 0（可以是 inf 表示不裁剪）；
         validate：是否检查参数（引擎内部调用时为 False：学习率极大时 π_θ 可能下溢成 0，ρ = 0 也照样算）
@@ -184,7 +184,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True):
         clipped_low = (ρ < 1 − ε_low) & (A < 0)，clipped_high = (ρ > 1 + ε_high) & (A > 0)
         （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）
     【边界】ratio 必须 > 0（它是两个概率之比）。
-        在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生（默认 lr = 2 时比率几乎不离开 [0.8, 1.2]）。
+        在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生（默认 lr = 2 时重要性比率几乎不离开 [0.8, 1.2]）。
         但 lr = 2 时 PPO / DAPO 预设的曲线仍和 GRPO 不同：μ = 4 让每批数据多做 3 次更新，动态采样多用好几倍样本
         （notebook 06 第 1.4 节的表：1e9、200 次迭代后精确 pass@1 GRPO 约 0.94，PPO 约 0.996，DAPO 约 0.9998）。裁剪确实发生时（notebook 06：1e8、μ = 4、lr = 30），clip-higher
         让"同样可行"的低概率做法 —— 不咬人情境里的 bug —— 保留了更多概率，熵更高，pass@1 不变；

@@ -91,7 +91,7 @@ if ok_adv:
 # %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-task2", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## 第二部分：裁剪替代损失
 #
-# 每批数据更新 $\mu$ 次时，后几次更新用的参数已经和采样时不同了。比率 $\rho = \pi_\theta(a \mid c) / \pi_\text{old}(a \mid c)$
+# 每批数据更新 $\mu$ 次时，后几次更新用的参数已经和采样时不同了。重要性比率 $\rho = \pi_\theta(a \mid c) / \pi_\text{old}(a \mid c)$
 # 衡量这一步的概率变了多少。PPO / GRPO 的损失（每一步一个数）是
 #
 # $$\ell = -\min\Big(\rho A,\ \mathrm{clip}\big(\rho,\ 1-\epsilon_\text{low},\ 1+\epsilon_\text{high}\big) A\Big).$$
@@ -113,7 +113,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 
 
 # %% [markdown]
-# **检查**：13 个比率（包括裁剪边界两侧）× 正负两种优势 × 3 组 $(\epsilon_\text{low}, \epsilon_\text{high})$。
+# **检查**：13 个重要性比率（包括裁剪边界两侧）× 正负两种优势 × 3 组 $(\epsilon_\text{low}, \epsilon_\text{high})$。
 
 # %% nbgrader={"grade": true, "grade_id": "check_clipped_surrogate", "locked": true, "points": 5, "schema_version": 3, "solution": false, "task": false}
 ok_surr = check_clipped_surrogate(clipped_surrogate)
@@ -136,7 +136,7 @@ for ax, a in zip(axes, (1.0, -1.0)):
     for x in (0.8, 1.28):
         ax.axvline(x, color="C3", lw=0.8, ls=":")
     ax.set_title(f"A = {a:+g}")
-    ax.set_xlabel("比率 ρ")
+    ax.set_xlabel(r"重要性比率 $\rho$")
     ax.set_ylabel("每步损失")
     ax.legend()
     ax.grid(alpha=0.3)
