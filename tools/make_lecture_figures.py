@@ -230,7 +230,7 @@ def render_blocks(numbers):
              f"{c['iterations']} 次迭代；每种裁剪跑 {len(c['seeds'])} 个种子，下表是平均值。"
              f"熵取最后 {c['last']} 次迭代的平均。"
              f"\"bug 不咬人的情境\"指在正确路径上 bug 总是恰好算对的情境：{''.join('「' + n + '」' for n in c['harmless_contexts'])}。", "",
-             "| 裁剪 | 熵（nats） | 最终精确 pass@1 | bug 不咬人的情境里 P(bug) | 其余情境里 P(bug) | 上界裁剪比例 |",
+             "| 裁剪 | 熵（nats） | 最终精确 pass@1 | bug 不咬人的情境里 π(bug) | 其余情境里 π(bug) | 上界裁剪比例 |",
              "|---|---|---|---|---|---|"]
     for row in c["rows"]:
         name = "对称" if row["eps_high"] == 0.2 else "clip-higher"

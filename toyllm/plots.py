@@ -337,7 +337,7 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     ax.set_yticks(y)
     ax.set_yticklabels([CONTEXT_NAMES[key] for key in CONTEXTS])
     ax.set_xlim(0, 1.12 if values else 1.0)
-    ax.set_xlabel("P(选「正确」)")
+    ax.set_xlabel("π(选「正确」)")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)     # 放到图下面，不挡住横条上的数字

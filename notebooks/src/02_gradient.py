@@ -105,11 +105,11 @@ print("性质 2，按 π 取期望 Σ_a π_a (e_a − π)：", np.round(sum(p * 
 #
 # 一份解答有 $T$ 步，每一步在自己的情境 $c_t$ 里选了做法 $a_t$。各步的选择按顺序发生，所以这份解答的概率是各步概率的乘积，取对数就是和：
 #
-# $$\log P(\text{解答}) = \sum_{t=1}^{T} \log \pi(a_t \mid c_t) \;+\; \text{（粗心时随机挑哪一位，和 } \Delta \text{ 无关）}.$$
+# $$\log \Pr(\text{解答}) = \sum_{t=1}^{T} \log \pi(a_t \mid c_t) \;+\; \text{（粗心时随机挑哪一位，和 } \Delta \text{ 无关）}.$$
 #
 # 对情境 $c$ 的 $\Delta_c$ 求导，只有 $c_t = c$ 的那些步有贡献：
 #
-# $$\nabla_{\Delta_c} \log P(\text{解答}) = \sum_{t:\, c_t = c} \big(e_{a_t} - \pi(\cdot \mid c)\big).$$
+# $$\nabla_{\Delta_c} \log \Pr(\text{解答}) = \sum_{t:\, c_t = c} \big(e_{a_t} - \pi(\cdot \mid c)\big).$$
 #
 # 同一个情境出现几次，就加几次。代码就是：用 `step_records` 拿到每一步的 (情境, 做法)，`probs_for` 拿到每一步的概率，逐步 `add_grad`。
 #
@@ -128,7 +128,7 @@ for t, ((key, action), probs) in enumerate(zip(step_records(problem, sample), pr
 
 
 # %% [markdown]
-# 检查：把 $\log P(\text{解答})$ 当作 $\Delta$ 的函数，对全部 36 个参数做有限差分，和上面逐步累加的梯度比较。
+# 检查：把 $\log \Pr(\text{解答})$ 当作 $\Delta$ 的函数，对全部 36 个参数做有限差分，和上面逐步累加的梯度比较。
 # `log_likelihood(model, data)` 给出每步的平均 $\log \pi$，乘以步数就是总和。
 # `toyllm.gradcheck.compare_grads` 做这个比较（它自己也能打印一张表，`verbose=True`）；`show_check` 把结果每个情境打印一行。
 #
@@ -162,7 +162,7 @@ show_check(compare_grads("一份解答的 log P 的梯度", grads, reference=log
 # 下面从 $\Delta = 0$ 的 1B 模型出发，只用**一步**的梯度更新一次：一道题里"乘两位数、被乘数 ≥ 100"的一步，选了 correct，
 # $\Delta \leftarrow \Delta + \text{lr} \cdot (e_{\text{correct}} - \pi)$（这就是一步 SFT）。
 #
-# 看图：12 个情境里，只有一个情境的 P(正确) 变了，其他情境完全不动。
+# 看图：12 个情境里，只有一个情境的 π(正确) 变了，其他情境完全不动。
 
 # %%
 base_model = TrainableLLM(1e9)
@@ -217,7 +217,7 @@ plt.show()
 #
 # 强化学习要最大化的是**期望奖励**：题目 $q$ 从题库里均匀地挑，解答 $\tau$ 由模型采样，做对得 $R(\tau) = 1$，做错得 0：
 #
-# $$J(\Delta) = \mathbb{E}_q\, \mathbb{E}_{\tau \sim \pi_\Delta(\cdot \mid q)}\big[R(\tau)\big] = \frac{1}{P}\sum_{q} P_\Delta(\text{第 } q \text{ 道题每一步都对}).$$
+# $$J(\Delta) = \mathbb{E}_q\, \mathbb{E}_{\tau \sim \pi_\Delta(\cdot \mid q)}\big[R(\tau)\big] = \frac{1}{P}\sum_{q} \Pr_\Delta(\text{第 } q \text{ 道题每一步都对})\quad(P\ \text{是题目个数}).$$
 #
 # 它就是平均 pass@1。这个玩具可以精确地算出 $J$（`toyllm.exact.expected_reward`），也能精确地算出它对 36 个参数的梯度
 # （`toyllm.exact.grad_expected_reward`，用乘积法则）。真实的 LLM 做不到：可能的解答多得数不清。
@@ -234,9 +234,9 @@ show_check(compare_grads("精确梯度 vs 有限差分", exact_grad, model=model
 # %% [markdown]
 # ## 5. REINFORCE：用采样估计梯度
 #
-# 真实系统只能采样。**对数导数技巧**（log-derivative trick）把梯度写成一个期望：因为 $\nabla P(\tau) = P(\tau)\,\nabla \log P(\tau)$，
+# 真实系统只能采样。**对数导数技巧**（log-derivative trick）把梯度写成一个期望：因为 $\nabla \Pr(\tau) = \Pr(\tau)\,\nabla \log \Pr(\tau)$，
 #
-# $$\nabla J = \mathbb{E}_q \sum_\tau R(\tau)\, \nabla P(\tau) = \mathbb{E}_q\, \mathbb{E}_{\tau}\Big[R(\tau) \sum_t \nabla \log \pi(a_t \mid c_t)\Big].$$
+# $$\nabla J = \mathbb{E}_q \sum_\tau R(\tau)\, \nabla \Pr(\tau) = \mathbb{E}_q\, \mathbb{E}_{\tau}\Big[R(\tau) \sum_t \nabla \log \pi(a_t \mid c_t)\Big].$$
 #
 # 期望可以用样本平均来估计。采 $B$ 份解答 $\tau_1, \dots, \tau_B$，REINFORCE 估计是
 #

@@ -358,7 +358,7 @@ for t, step in enumerate(problem.steps):
 # 去重把这件事放大：每道题"全部用 correct"的那条路径只留一份，而 bug 每出现在一个不同的位置，就是一条**不同的**路径，都留下。
 #
 # 看表：前 4 行是 bug 不咬人的情境，后 8 行是会咬人的情境。对比"模型 π_bug"、期望值、不去重和去重的数据里 bug 的比例，
-# 以及 SFT 以后的 P(bug)。
+# 以及 SFT 以后的 π(bug)。
 
 # %%
 never_bites = [("add", 0.0), ("sub", 0.0), ("mul", 0.0), ("mul", 0.7)]
@@ -383,10 +383,10 @@ for n, j in enumerate(order):
         print("-" * 84)
 
 # %% [markdown]
-# 把 P(bug) 的变化画出来（左边 4 个情境 bug 不咬人，右边 8 个会咬人）。
+# 把 π(bug) 的变化画出来（左边 4 个情境 bug 不咬人，右边 8 个会咬人）。
 #
-# 看图：在会咬人的情境里，两种 RFT 都把 P(bug) 压低了很多；在不咬人的情境里，不去重的 RFT 只让 P(bug) 变了一点，去重的 RFT 把它**抬高**了。
-# 图下的输出把两组情境各自合在一起（按 2048 份解答里的步数加权），看 P(bug) 变成了原来的几倍。
+# 看图：在会咬人的情境里，两种 RFT 都把 π(bug) 压低了很多；在不咬人的情境里，不去重的 RFT 只让 π(bug) 变了一点，去重的 RFT 把它**抬高**了。
+# 图下的输出把两组情境各自合在一起（按 2048 份解答里的步数加权），看 π(bug) 变成了原来的几倍。
 
 # %%
 fig, ax = plt.subplots(figsize=(11, 4.5))
@@ -396,7 +396,7 @@ for shift, (name, table) in zip((-0.27, 0.0, 0.27), (("训练前", pi0), ("RFT",
 ax.axvline(len(never_bites) - 0.5, color="0.4", linewidth=1, linestyle="--")
 ax.set_xticks(xs)
 ax.set_xticklabels([CONTEXT_NAMES[CONTEXTS[j]] for j in order], rotation=35, ha="right", fontsize=8)
-ax.set_ylabel("P(选「错误观念」)")
+ax.set_ylabel("π(选「错误观念」)")
 ax.set_title("模仿做对的解答：bug 不咬人的情境（虚线左边）里，bug 没有被改掉")
 ax.legend()
 fig.tight_layout()
@@ -409,11 +409,11 @@ for group, idx in groups:
     before = w @ pi0[idx, 1]
     changes = "；".join(f"{name} {w @ table[idx, 1]:.4f}（{w @ table[idx, 1] / before:.2f} 倍）"
                        for name, table in (("RFT", pi_rft), ("RFT（去重）", pi_dedup)))
-    print(f"{group}，P(bug) 的加权平均：训练前 {before:.4f} → {changes}")
+    print(f"{group}，π(bug) 的加权平均：训练前 {before:.4f} → {changes}")
 
 # %% [markdown]
-# 不去重时 P(bug) 在不咬人的情境里略有下降，不是因为数据在"反对" bug（表里"数据:不去重"一列和"模型π_bug"只差采样噪声），
-# 而是因为 30 步梯度上升先把粗心让出来的概率大多给了 correct。对比会咬人的情境，那里数据里的 bug 是 0，P(bug) 降得多得多。
+# 不去重时 π(bug) 在不咬人的情境里略有下降，不是因为数据在"反对" bug（表里"数据:不去重"一列和"模型π_bug"只差采样噪声），
+# 而是因为 30 步梯度上升先把粗心让出来的概率大多给了 correct。对比会咬人的情境，那里数据里的 bug 是 0，π(bug) 降得多得多。
 #
 # 在这个玩具里，被强化的"碰巧对的 bug"没有坏处：在这 4 个情境里 bug 永远算对，精确 pass@1 也把它算作做对。
 # 真实的模型没有这么整齐的"情境"：被强化的坏习惯会泛化到它咬人的地方。第 05 个 notebook 会看到，结果奖励的强化学习也有同样的问题（"信用分配"，credit assignment），
@@ -427,7 +427,7 @@ for group, idx in groups:
 # - 拒绝采样微调只模仿自己做对的解答，相当于不减基线的 REINFORCE；去重只留不同的做法序列。
 # - 专家迭代在上一轮的模型上继续训练时，一轮比一轮好；每轮从原始模型重新训练（STaR 的做法）时，这个玩具里的固定 30 个 epoch 让提升停在第一轮附近。
 # - STaR 的合理化让做不出来的题也提供数据；提示只看数值，分不清"做对"和"碰巧对"。
-# - "答案对、过程错"：只看答案的过滤留下了碰巧没咬人的 bug 步；在 bug 不咬人的情境里，模仿做对的解答不会改掉 bug，去重还会把 P(bug) 抬高。
+# - "答案对、过程错"：只看答案的过滤留下了碰巧没咬人的 bug 步；在 bug 不咬人的情境里，模仿做对的解答不会改掉 bug，去重还会把 π(bug) 抬高。
 #
 # ## 试一试
 #

@@ -297,7 +297,7 @@ print(f"GRPO：前 10 次迭代平均 {np.mean(h['zero_std'][:10]):.3f}，最后
 #
 # 参数就是每个情境的 3 个 $\Delta$，所以"训练改了什么"可以直接画出来：每个情境选「正确」的概率，训练前和 GRPO 训练 100 次迭代以后。
 #
-# 看图：原来 P(正确) 越低的情境，提高得越多（输出第二行是两者的相关系数）。
+# 看图：原来 π(正确) 越低的情境，提高得越多（输出第二行是两者的相关系数）。
 
 # %%
 ax = plot_context_bars(base, trained, labels=("训练前（1B）", f"GRPO {iters} 次迭代以后"),
@@ -307,7 +307,7 @@ plt.show()
 gain = prob_table(trained)[:, 0] - prob_table(base)[:, 0]
 print(f"提高最多的情境：{CONTEXT_NAMES[CONTEXTS[int(np.argmax(gain))]]}（+{gain.max():.3f}）；"
       f"最少的：{CONTEXT_NAMES[CONTEXTS[int(np.argmin(gain))]]}（+{gain.min():.3f}）")
-print(f"训练前的 P(正确) 和提高量的相关系数：{np.corrcoef(prob_table(base)[:, 0], gain)[0, 1]:+.3f}")
+print(f"训练前的 π(正确) 和提高量的相关系数：{np.corrcoef(prob_table(base)[:, 0], gain)[0, 1]:+.3f}")
 print(f"留出题上的精确 pass@1：{start_pass:.4f} → {exact_pass_at_1(trained, paths):.4f}")
 
 # %% [markdown]
@@ -395,10 +395,10 @@ for j, key in enumerate(CONTEXTS):
           + f"{g_exact[j, 1]:+12.5f}{g_exact[j, 0]:+15.5f}")
 
 # %% [markdown]
-# 往上推，但比 correct 推得少（$\pi_{\text{bug}}$ 比 $\pi_{\text{correct}}$ 小得多），所以 P(bug) 在这些情境里仍可能慢慢下降，只是没有人**专门**把它压下去。
+# 往上推，但比 correct 推得少（$\pi_{\text{bug}}$ 比 $\pi_{\text{correct}}$ 小得多），所以 π(bug) 在这些情境里仍可能慢慢下降，只是没有人**专门**把它压下去。
 #
 # 现在用三种奖励各训练 GRPO 100 次迭代（结果奖励的那次就是第 3 节的）。看输出：留出题上的 pass@1，
-# 以及两组情境里 P(bug) 的平均（按正确路径上的步数加权）。
+# 以及两组情境里 π(bug) 的平均（按正确路径上的步数加权）。
 
 # %%
 reward_runs = {"outcome": (runs["grpo"], trained)}
@@ -415,16 +415,16 @@ def mean_p_bug(model, idx):
     return visits[idx] @ prob_table(model)[idx, 1] / visits[idx].sum()
 
 
-print(pad("奖励", 12) + pad("pass@1", 10, "right") + pad("P(bug)：不咬人的情境", 24, "right")
-      + pad("P(bug)：咬人的情境", 22, "right"))
+print(pad("奖励", 12) + pad("pass@1", 10, "right") + pad("π(bug)：不咬人的情境", 24, "right")
+      + pad("π(bug)：咬人的情境", 22, "right"))
 print(pad("训练前", 12) + f"{start_pass:10.4f}{mean_p_bug(base, nb):24.4f}{mean_p_bug(base, bt):22.4f}")
 for kind, (h, m) in reward_runs.items():
     print(pad(kind, 12) + f"{h['pass1_exact'][-1]:10.4f}{mean_p_bug(m, nb):24.4f}{mean_p_bug(m, bt):22.4f}")
 
 # %% [markdown]
 # 看上表：
-# - 三种奖励在 bug 会咬人的情境里都把 P(bug) 压得很低。
-# - 在 bug 不咬人的情境里，`outcome` 和 `process` 留下的 P(bug) 比 `procedure` 高得多：它们分不清"做对"和"碰巧对"，只有按做法打分的 `procedure` 把 bug 压下去。
+# - 三种奖励在 bug 会咬人的情境里都把 π(bug) 压得很低。
+# - 在 bug 不咬人的情境里，`outcome` 和 `process` 留下的 π(bug) 比 `procedure` 高得多：它们分不清"做对"和"碰巧对"，只有按做法打分的 `procedure` 把 bug 压下去。
 # - 每步打分的两种学得更快（pass@1 更高）：出错之后做对的步骤不再被牵连，信用分配得更准。
 #
 # 在这个玩具里，留下的"碰巧对的 bug"没有坏处（在这些情境里 bug 永远算对，所以 `process` 和 `procedure` 的 pass@1 差不多）。

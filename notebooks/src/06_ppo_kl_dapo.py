@@ -185,8 +185,6 @@ variants = {
     "grpo + μ = 4": preset("grpo", mu=4),
     "grpo + 动态采样": preset("grpo", dynamic_sampling=True),
     "grpo + token-mean": preset("grpo", loss_agg="token-mean"),
-    "dapo 但 μ = 1": preset("dapo", mu=1),
-    "dapo 但不动态采样": preset("dapo", dynamic_sampling=False),
 }
 rows = []
 for label, cfg_v in variants.items():
@@ -398,7 +396,7 @@ others = [i for i in range(len(CONTEXTS)) if i not in harmless]
 print("bug 不咬人的情境：", "、".join(CONTEXT_NAMES[CONTEXTS[i]] for i in harmless))
 print()
 print(pad("设置", 22) + pad("熵（后 20 次）", 14, "right") + pad("最终 pass@1", 13, "right")
-      + pad("P(bug)：不咬人的情境", 22, "right") + pad("P(bug)：其余", 14, "right"))
+      + pad("π(bug)：不咬人的情境", 22, "right") + pad("π(bug)：其余", 14, "right"))
 for label in ("μ = 4", "μ = 4，clip-higher"):
     net, h = runs[label]
     pt = prob_table(net)
