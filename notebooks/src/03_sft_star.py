@@ -22,6 +22,7 @@
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from toyllm import (CONTEXT_NAMES, CONTEXTS, OP_SYMBOLS, PROCEDURE_NAMES, PROCEDURES, ToyLLM, TrainableLLM, apply_op,
                     bug_bites, log_likelihood, pad, sft)
@@ -290,8 +291,7 @@ for rationalize in (True, False):
 
 for rationalize, name in ((True, "STaR（合理化）"), (False, "STaR（不合理化）")):
     print(name)
-    print(star_hist[rationalize].to_table(columns=["iteration", "samples", "kept", "rationalized", "pass1_exact"]))
-    print()
+    display(star_hist[rationalize].table(columns=["iteration", "samples", "kept", "rationalized", "pass1_exact"]))
 last = {r: star_hist[r]["pass1_exact"][-1] for r in (True, False)}
 print(f"第 {rounds} 轮以后的精确 pass@1：合理化 {last[True]:.4f}，不合理化 {last[False]:.4f}，差 {last[True] - last[False]:+.4f}")
 

@@ -236,8 +236,8 @@ def keep_snapshots(history, current):
 
 grpo_model = TrainableLLM(1e9)
 grpo = train(grpo_model, preset("grpo"), train_set, heldout, callback=keep_snapshots)
-print(grpo.to_table(rows=[0] + [s - 1 for s in SNAPSHOTS],
-                    columns=["iteration", "pass1_exact", "entropy", "kl_exact", "kl_est", "zero_std"]))
+grpo.table(rows=[0] + [s - 1 for s in SNAPSHOTS],
+           columns=["iteration", "pass1_exact", "entropy", "kl_exact", "kl_est", "zero_std"])
 
 # %% [markdown]
 # 现在仔细比较三个估计。对每一份存下的模型，在 200 道留出题上每道采 32 份解答（几万步），每一步算 $k_1, k_2, k_3$；
