@@ -17,7 +17,7 @@ import pytest
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ("03_sft_star", "06_ppo_kl_dapo", "07_scaling")
+NOTEBOOKS = ("03_sft_star", "05_policy_gradient_grpo", "06_ppo_kl_dapo", "07_scaling")
 WIDTH = 1280
 
 

@@ -27,8 +27,10 @@
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, TrainableLLM, pad
+from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, grad_expected_reward
 from toyllm.imitation import expert_iteration, star
 from toyllm.plots import plot_context_bars
@@ -153,19 +155,17 @@ print(f"{len(big)} 份解答；四种优势下 (1/B) Σ A_i S_i 和引擎的 −
 # 看表：0/1 奖励时，哪一种的相对方差最小。
 
 # %%
-print(pad("优势", 10) + pad("‖ḡ‖/‖∇J‖", 12, "right") + pad("cos(ḡ, ∇J)", 12, "right") + pad("tr Cov", 11, "right")
-      + pad("相对方差", 10, "right"))
-stats = {}
+stats, rows = {}, []
 for m, w in weights.items():
     gs = (w[:, None, None] * S).reshape(P, reps, G, len(CONTEXTS), 3).mean(axis=(0, 2))   # 300 个 ĝ
     mean = gs.mean(axis=0)
     total_var = ((gs - mean) ** 2).sum(axis=(1, 2)).mean()
     cos = (mean * exact_grad).sum() / np.linalg.norm(mean) / np.linalg.norm(exact_grad)
     stats[m] = (np.linalg.norm(mean), total_var / np.linalg.norm(mean) ** 2)
-    print(pad(m, 10) + f"{np.linalg.norm(mean) / np.linalg.norm(exact_grad):12.3f}{cos:12.4f}{total_var:11.5f}"
-          f"{stats[m][1]:10.4f}")
+    rows.append([m, f"{np.linalg.norm(mean) / np.linalg.norm(exact_grad):.3f}", cos, f"{total_var:.5f}", stats[m][1]])
+display(Table(["优势", "‖ḡ‖/‖∇J‖", "cos(ḡ, ∇J)", "tr Cov", "相对方差"], rows))
 best = min(methods, key=lambda m: stats[m][1])
-print(f"\n0/1 奖励时相对方差最小的是：{best}")
+print(f"0/1 奖励时相对方差最小的是：{best}")
 
 # %% [markdown]
 # 看上表：
@@ -389,10 +389,9 @@ for t in range(n_steps):
 # %%
 g_exact = grad_expected_reward(base, paths)
 never_bites = [("add", 0.0), ("sub", 0.0), ("mul", 0.0), ("mul", 0.7)]
-print(pad("情境", 26) + pad("bug 咬人吗", 12) + pad("∂J/∂Δ_bug", 12, "right") + pad("∂J/∂Δ_correct", 15, "right"))
-for j, key in enumerate(CONTEXTS):
-    print(pad(CONTEXT_NAMES[key], 26) + pad("不咬人" if key in never_bites else "咬人", 12)
-          + f"{g_exact[j, 1]:+12.5f}{g_exact[j, 0]:+15.5f}")
+Table(["情境", "bug 咬人吗", "∂J/∂Δ_bug", "∂J/∂Δ_correct"],
+      [[CONTEXT_NAMES[key], "不咬人" if key in never_bites else "咬人", f"{g_exact[j, 1]:+.5f}", f"{g_exact[j, 0]:+.5f}"]
+       for j, key in enumerate(CONTEXTS)])
 
 # %% [markdown]
 # 往上推，但比 correct 推得少（$\pi_{\text{bug}}$ 比 $\pi_{\text{correct}}$ 小得多），所以 π(bug) 在这些情境里仍可能慢慢下降，只是没有人**专门**把它压下去。
@@ -415,11 +414,9 @@ def mean_p_bug(model, idx):
     return visits[idx] @ prob_table(model)[idx, 1] / visits[idx].sum()
 
 
-print(pad("奖励", 12) + pad("pass@1", 10, "right") + pad("π(bug)：不咬人的情境", 24, "right")
-      + pad("π(bug)：咬人的情境", 22, "right"))
-print(pad("训练前", 12) + f"{start_pass:10.4f}{mean_p_bug(base, nb):24.4f}{mean_p_bug(base, bt):22.4f}")
-for kind, (h, m) in reward_runs.items():
-    print(pad(kind, 12) + f"{h['pass1_exact'][-1]:10.4f}{mean_p_bug(m, nb):24.4f}{mean_p_bug(m, bt):22.4f}")
+rows = [["训练前", start_pass, mean_p_bug(base, nb), mean_p_bug(base, bt)]]
+rows += [[kind, h["pass1_exact"][-1], mean_p_bug(m, nb), mean_p_bug(m, bt)] for kind, (h, m) in reward_runs.items()]
+Table(["奖励", "pass@1", "π(bug)：不咬人的情境", "π(bug)：咬人的情境"], rows)
 
 # %% [markdown]
 # 看上表：
