@@ -207,4 +207,5 @@ def test_hw3_try_it_says_which_implementation_to_choose():
     block = last.split("## 试一试")[1]
     for i in uses_dropdown:
         item = block.split(f"{i + 1}. ")[1].split(f"\n{i + 2}. ")[0]
-        assert "「包里的」" in item, "用到「优势」下拉框的一步要说先选包里的实现"
+        from toyllm.widgets import PACKAGE
+        assert f"「{PACKAGE}」" in item, f"用到「优势」下拉框的一步要说先选「{PACKAGE}」（面板上那个选项的原名）"

@@ -91,8 +91,11 @@ def build(assignment, name, timeout=600):
     out.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True, record_timing=False,
-                   store_widget_state=False, coalesce_streams=True,
+                   store_widget_state=True, coalesce_streams=True,
                    resources={"metadata": {"path": str(out.parent)}}).execute()
+    # store_widget_state=False 时，nbclient 在面板的 Output 控件收到输出时报 KeyError（它没有记下控件的状态）；
+    # 所以让它记下，再把记下的控件状态丢掉：作业文件里不存控件状态
+    nb.metadata.pop("widgets", None)
     nb.metadata.get("language_info", {}).pop("version", None)
     problems = []
     for i, cell in enumerate(nb.cells):

@@ -230,7 +230,7 @@ def render_blocks(numbers):
              f"{c['iterations']} 次迭代；每种裁剪跑 {len(c['seeds'])} 个种子，下表是平均值。"
              f"熵取最后 {c['last']} 次迭代的平均。"
              f"\"bug 不咬人的情境\"指在正确路径上 bug 总是恰好算对的情境：{''.join('「' + n + '」' for n in c['harmless_contexts'])}。", "",
-             "| 裁剪 | 熵（nats） | 最终精确 pass@1 | bug 不咬人的情境里 P(bug) | 其余情境里 P(bug) | 上界裁剪比例 |",
+             "| 裁剪 | 熵（nats） | 最终精确 pass@1 | bug 不咬人的情境里 π(bug) | 其余情境里 π(bug) | 上界裁剪比例 |",
              "|---|---|---|---|---|---|"]
     for row in c["rows"]:
         name = "对称" if row["eps_high"] == 0.2 else "clip-higher"
@@ -299,6 +299,8 @@ def draw_figures(data, out):
     out.mkdir(parents=True, exist_ok=True)
 
     def save(fig, name):
+        if not hasattr(fig, "savefig"):                    # plots 的函数返回坐标轴（一个或一组）：取它们的图
+            fig = np.ravel(fig)[0].figure
         fig.savefig(out / name, dpi=DPI, metadata={"Software": None})
         plt.close(fig)
 
@@ -314,7 +316,8 @@ def draw_figures(data, out):
 
     fig, ax = plt.subplots(figsize=SINGLE)
     for eh, curve in data["clip_curves"].items():
-        label = f"对称裁剪（ε_high = {eh:g}）" if eh == 0.2 else f"clip-higher（ε_high = {eh:g}）"
+        label = (rf"对称裁剪（$\epsilon_{{high}} = {eh:g}$）" if eh == 0.2
+                 else rf"clip-higher（$\epsilon_{{high}} = {eh:g}$）")
         ax.plot(np.arange(1, len(curve) + 1), curve, label=label)
     ax.set_xlabel("迭代次数")
     ax.set_ylabel("熵（nats）")

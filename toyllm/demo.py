@@ -16,7 +16,7 @@ from .trainable import TrainableLLM, context_report, evaluate, sft
 
 def context_table(before, after=None):
     """把每个情境下选 correct 的概率排成中文表格（字符串）。【参数】before / after：TrainableLLM"""
-    head = pad("情境", 26) + pad("P(correct)", 12, "right")
+    head = pad("情境", 26) + pad("π(correct)", 12, "right")
     if after is not None:
         head += pad("训练后", 10, "right") + "  变化"
     lines = [head]

@@ -512,7 +512,7 @@ class SampledEval:
         """中文表格：每个 k 一行，四个指标（值 ± 标准误）。"""
         digits = as_int("digits", digits, 0, 10)
         w = 8 + 2 * digits
-        lines = [f"{self.name}：{self.problems} 道题，每道采样 n = {self.n} 次（± 后面是标准误）",
+        lines = [f"{self.name}：{self.problems} 道题，每道采样 n = {self.n} 次（± 后面是题目层面的标准误）",
                  f"{pad('k', 4)}{pad('pass@k', w)}{pad('maj@k', w)}{pad('best-of-k', w)}"
                  f"best-of-k（验证器错 {self.verifier_error:.0%}）"]
         for k in self.ks:

@@ -361,8 +361,11 @@ def grad_expected_reward(model, problems, temperature=1.0, per_problem=False):
 
     【思路】见模块说明。p_i = ∏_t r_t，乘积法则：
             ∂p_i / ∂Δ_{c,k} = (1/温度) Σ_{t: c_t = c} (∏_{s≠t} r_s) · (w_{t,k} − r_t π_{t,k})
-        r_t 都大于 0 时，这就是 p_i · Σ_t ∂ log r_t / ∂z —— "整道题的梯度 = 各步 log 梯度之和 × p"。
-        这里用"除了第 t 步以外的乘积"（前缀积 × 后缀积），所以某一步 r_t = 0 时也不会出现 0 / 0。
+        数学上 r_t 总是 > 0（softmax 的概率都是正的），所以它等于 p_i · Σ_t ∂ log r_t / ∂z ——
+        "整道题的梯度 = 各步 log 梯度之和 × p"。但浮点数里 r_t 会下溢成 0（Δ 极大或温度极低时），
+        那时 p_i · (∂r_t/∂z) / r_t 是 0 / 0。这里不除以 r_t，而用"除了第 t 步以外的乘积"（前缀积 × 后缀积）：
+        恰好一步下溢成 0 时，p_i = 0，这一步的梯度仍是其余各步的乘积 × ∂r_t/∂z（一般不是 0），其余各步的是 0；
+        两步以上下溢时，每个乘积里都有一个 0，梯度全是 0（没有 NaN）。
     【参数】model：ToyLLM 或 TrainableLLM（ToyLLM 看作 Δ = 0）；problems：list of Problem 或 CorrectPaths；
         temperature：> 0；per_problem：True 时返回每道题的 ∂p_i/∂Δ，形状 (P, 12, 3)
     【返回】numpy 数组 (12, 3)（或 (P, 12, 3)）

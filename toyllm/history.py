@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ._checks import as_int
+from .display import Table
 from .text import display_width, pad
 
 
@@ -124,10 +125,22 @@ class History(Mapping):
         【返回】str；被中断时最后附一行说明
         【例子】print(hist.to_table(every=20, columns=["iteration", "pass1_exact", "entropy"]))
         """
+        min_width = as_int("min_width", min_width, low=0)
+        cols, idx = self._select(every, columns, last, rows)
+        cells = [[_fmt_cell(self._data[c][i]) for c in cols] for i in idx]
+        heads = [self.headers.get(c, c) for c in cols]
+        widths = [max([display_width(h), min_width] + [len(r[j]) for r in cells]) for j, h in enumerate(heads)]
+        lines = ["  ".join(pad(h, w, "right") for h, w in zip(heads, widths))] if header else []
+        lines += ["  ".join(pad(x, w, "right") for x, w in zip(r, widths)) for r in cells]
+        if self.message and rows is None:
+            lines.append(self.message)
+        return "\n".join(lines)
+
+    def _select(self, every, columns, last, rows):
+        """to_table 和 table 共用：检查参数，返回 (列名的列表, 行下标的列表)。"""
         every = as_int("every", every, low=1)
         if isinstance(columns, str):
             columns = [columns]
-        min_width = as_int("min_width", min_width, low=0)
         cols = list(self._data) if columns is None else list(columns)
         for c in cols:
             if c not in self._data:
@@ -139,14 +152,19 @@ class History(Mapping):
                 idx.append(n - 1)
         else:
             idx = [as_int("rows 里的下标", i, -n, n - 1) % max(n, 1) for i in rows]
-        cells = [[_fmt_cell(self._data[c][i]) for c in cols] for i in idx]
-        heads = [self.headers.get(c, c) for c in cols]
-        widths = [max([display_width(h), min_width] + [len(r[j]) for r in cells]) for j, h in enumerate(heads)]
-        lines = ["  ".join(pad(h, w, "right") for h, w in zip(heads, widths))] if header else []
-        lines += ["  ".join(pad(x, w, "right") for x, w in zip(r, widths)) for r in cells]
-        if self.message and rows is None:
-            lines.append(self.message)
-        return "\n".join(lines)
+        return cols, idx
+
+    def table(self, every=1, columns=None, last=True, rows=None):
+        """
+        和 to_table 选同样的行和列，但返回一个 toyllm.display.Table：notebook 里显示成 HTML 表格，print 时是文字。
+
+        【参数】同 to_table 的 every、columns、last、rows
+        【返回】Table（被中断时，说明写在表格下方）
+        【例子】hist.table(every=50, columns=["iteration", "pass1_exact"])   # 放在单元格最后一行
+        """
+        cols, idx = self._select(every, columns, last, rows)
+        return Table([self.headers.get(c, c) for c in cols], [[self._data[c][i] for c in cols] for i in idx],
+                     note=self.message if rows is None else None)
 
 
 def _fmt_cell(x):

@@ -25,7 +25,7 @@ from statistics import NormalDist
 import numpy as np
 
 from ._checks import as_choice, as_real
-from .arithmetic import CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES
+from .arithmetic import CONTEXT_NAMES, CONTEXTS, OP_NAMES, PROCEDURE_NAMES, PROCEDURES
 from .policy import prob_table
 
 SINGLE = (7.0, 4.5)
@@ -91,6 +91,17 @@ def _context_colors():
         shade = 0.45 + 0.5 * levels.index(h) / (len(levels) - 1)
         colors.append(matplotlib.colormaps[_OP_CMAPS[op]](shade))
     return colors
+
+
+def _context_family_legend(ax, colors):
+    """12 个情境的图例只列 3 行（加法 / 减法 / 乘法，各用最深的颜色），再说明"颜色越深越难"：12 行的图例读不过来。"""
+    from matplotlib.lines import Line2D
+
+    handles = []
+    for op in _OP_CMAPS:
+        last = max(i for i, (o, _) in enumerate(CONTEXTS) if o == op)
+        handles.append(Line2D([], [], color=colors[last], lw=2, label=OP_NAMES[op]))
+    ax.legend(handles=handles, loc="lower right", title="颜色越深，情境越难")
 
 
 def _as_value_err(v):
@@ -224,7 +235,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("k（每道题的样本数）")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(loc="lower right")
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     axes[0].set_ylabel("准确率")
@@ -284,10 +295,10 @@ def plot_scaling(data, title=None, axes=None):
     _log10_axis(ax2, sizes)
     ax2.set_ylim(0, 1.02)
     ax2.set_xlabel("参数量")
-    ax2.set_ylabel("P(选「正确」)")
+    ax2.set_ylabel("选「正确」的概率")
     ax2.set_title("每个情境选「正确」的概率（线：精确，点：采样）")
     ax2.grid(alpha=0.3)
-    ax2.legend(fontsize=7.5, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    _context_family_legend(ax2, colors)
     if fig is not None:
         fig.suptitle(title or f"规模：{data.get('problems', '?')} 道题上的精确值与采样估计")
         _tight_with_suptitle(fig)
@@ -326,7 +337,7 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     ax.set_yticks(y)
     ax.set_yticklabels([CONTEXT_NAMES[key] for key in CONTEXTS])
     ax.set_xlim(0, 1.12 if values else 1.0)
-    ax.set_xlabel("P(选「正确」)")
+    ax.set_xlabel("π(选「正确」)")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)     # 放到图下面，不挡住横条上的数字
@@ -390,7 +401,7 @@ def plot_training_curves(history, x="iteration", columns=None, labels=None, titl
         ax.set_xlabel(names.get(x, x))
         ax.grid(alpha=0.3)
         if len(group) > 1:
-            ax.legend(fontsize=8)
+            ax.legend()
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     if fig is not None:
@@ -480,9 +491,9 @@ def plot_gradient_estimates(result, axes=None):
                  color="C3", capsize=2, label="无基线：平均 ± 标准差")
     ax1.errorbar(rloo[:, :, j].mean(axis=0), y - 0.15, xerr=rloo[:, :, j].std(axis=0, ddof=1), fmt="s", ms=4,
                  color="C0", capsize=2, label="留一法基线：平均 ± 标准差")
-    ax1.legend(fontsize=8, loc="upper right")
+    ax1.legend(loc="upper right")
     ax1.set_yticks(y)
-    ax1.set_yticklabels([CONTEXT_NAMES[k] for k in CONTEXTS], fontsize=8)
+    ax1.set_yticklabels([CONTEXT_NAMES[k] for k in CONTEXTS])
     ax1.axvline(0, color="k", lw=0.8)
     ax1.set_xlabel(f"∂J / ∂Δ（做法：{PROCEDURE_NAMES[result.procedure]}）")
     ax1.set_title("每个情境的梯度：精确值与 REINFORCE 估计")
@@ -494,12 +505,14 @@ def plot_gradient_estimates(result, axes=None):
     ax2.set_title(f"「{CONTEXT_NAMES[result.context]}」的 {len(a)} 次估计")
     ax2.set_xlabel("梯度估计")
     ax2.set_ylabel("次数")
-    ax2.legend(fontsize=8)
+    ax2.legend()
     return axes
 
 
 ESTIMATOR_NAMES = {"unbiased": "无偏估计 1 − C(n−c, k)/C(n, k)", "biased": "有偏估计 1 − (1 − c/n)^k", "both": "两种都画"}
 """pass@k 估计方法的中文名（作业二面板的下拉框）。"""
+_ESTIMATOR_LABELS = {"unbiased": r"无偏估计 $1 - \binom{n-c}{k} / \binom{n}{k}$", "biased": r"有偏估计 $1 - (1 - c/n)^k$"}
+"""图例里的写法（mathtext，公式显示成公式；下拉框不能显示公式，所以用上面的纯文字）。"""
 
 
 def plot_pass_at_k_estimates(result, estimator="both", ax=None):
@@ -515,11 +528,11 @@ def plot_pass_at_k_estimates(result, estimator="both", ax=None):
     estimator = as_choice("estimator", estimator, tuple(ESTIMATOR_NAMES))
     fig, ax = _new_or_given(ax, (8.0, 4.6))
     ks = result.ks
-    ax.plot(ks, [result.exact[k] for k in ks], color="k", lw=2, marker="o", label="精确值 1 − (1 − p)^k")
+    ax.plot(ks, [result.exact[k] for k in ks], color="k", lw=2, marker="o", label=r"精确值 $1 - (1 - p)^k$")
     for key, arr, color in (("unbiased", result.unbiased, "C0"), ("biased", result.biased, "C3")):
         if estimator in (key, "both"):
             m, s = arr.mean(axis=0), arr.std(axis=0, ddof=1)
-            ax.plot(ks, m, color=color, marker="s", ms=4, label=ESTIMATOR_NAMES[key] + "（平均）")
+            ax.plot(ks, m, color=color, marker="s", ms=4, label=_ESTIMATOR_LABELS[key] + "（平均）")
             ax.fill_between(ks, m - s, m + s, color=color, alpha=0.2)
     _log2_axis(ax, ks)
     ax.set_ylim(0, 1.02)
@@ -527,7 +540,7 @@ def plot_pass_at_k_estimates(result, estimator="both", ax=None):
     ax.set_ylabel("pass@k")
     ax.set_title(f"从 n = {result.n} 份样本估计 pass@k（带子：±1 个标准差）")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(loc="lower right")
     if fig is not None:
         fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.92)
     return ax

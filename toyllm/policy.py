@@ -116,5 +116,5 @@ def _as_logits(logits):
 
 
 def prob_table(model, temperature=1.0, step_index=0):
-    """模型的概率表 (12, 3)：每个情境下 [P(correct), P(bug), P(careless)]。"""
+    """模型的概率表 (12, 3)：每个情境下 [π(correct), π(bug), π(careless)]。"""
     return softmax_rows(logit_table(model, step_index), temperature)

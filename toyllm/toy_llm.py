@@ -121,7 +121,7 @@ class ToyLLM:
     【参数】size：参数量（≥ 1 的有限数，例如 1e9 表示 1B）；cot：是否使用思维链（默认 True）；name：显示用的名字
     【例子】
         model = ToyLLM(1e9)
-        model.step_probs("mul", 47, 12, 0)        # → [P(correct), P(bug), P(careless)]
+        model.step_probs("mul", 47, 12, 0)        # → [π(correct), π(bug), π(careless)]
         sample = model.generate(problem, random.Random(0))
     """
 

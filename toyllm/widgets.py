@@ -41,6 +41,26 @@ from .trainable import TrainableLLM
 FIG_DPI = 72
 """面板里的图转成 PNG 时的分辨率（每英寸点数）：低一点，重画更快。"""
 
+DASHBOARD_STYLE = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "legend.fontsize": 11,
+                   "xtick.labelsize": 11, "ytick.labelsize": 11}
+"""面板里的图用的字号（matplotlib rcParams）：面板的图按原始像素显示，默认的 10 号字在浏览器里太小。"""
+
+
+
+def _dashboard_style(logic):
+    """装饰器：面板的逻辑函数在 DASHBOARD_STYLE 的字号下画图（新建的图和复用的图一样大的字）。"""
+    import functools
+
+    @functools.wraps(logic)
+    def wrapper(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context(DASHBOARD_STYLE):
+            return logic(*args, **kwargs)
+
+    return wrapper
+
+
 PACKAGE = "包里的参考实现"
 """面板说明里"用的是谁的实现"的写法（另一种是"你写的 ……"）。"""
 
@@ -209,7 +229,7 @@ def _checkbox(value, description):
 
 
 # =============================================================================
-# 作业一 · 梯度：REINFORCE 估计 vs 精确梯度，基线让方差变小
+# 作业一 · 梯度：REINFORCE 估计 vs 精确梯度，基线怎样改变方差
 # =============================================================================
 def _rollout_grads(model, roll):
     """每份解答的 ∂ log P(解答) / ∂Δ，形状 (B, 12, 3)：各步 onehot(a) − π(· | c) 按情境加起来。"""
@@ -232,6 +252,7 @@ def _gradient_args(size, n_samples, context, procedure, repeats, n_problems, see
                 seed=as_int("seed", seed, low=0))
 
 
+@_dashboard_style
 def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), procedure="correct",
                                  repeats=200, n_problems=20, seed=0, axes=None):
     """
@@ -323,6 +344,7 @@ def _passk_args(size, n, temperature, estimator, repeats, n_problems, seed, pass
                 n_problems=as_int("n_problems", n_problems, low=1), seed=as_int("seed", seed, low=0))
 
 
+@_dashboard_style
 def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both", repeats=50, n_problems=40,
                               seed=0, pass_at_k_fn=None, axes=None):
     """
@@ -425,6 +447,7 @@ def _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic
                     kl_estimator=estimator, dynamic_sampling=dynamic_sampling, temperature=temperature, seed=seed)
 
 
+@_dashboard_style
 def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu=1, beta=0.0, estimator="k3",
                              dynamic_sampling=False, size=1e9, temperature=1.0, iters=30, seed=0, advantage="grpo",
                              batch_problems=16, advantage_fn=None, surrogate_fn=None, axes=None):
@@ -475,7 +498,7 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
                                   axes=axes[:2])
     curves[0].axhline(p0, color="0.5", ls="--", lw=1, label="训练前")
     curves[0].set_ylim(0, 1)
-    curves[0].legend(fontsize=8, loc="lower right")
+    curves[0].legend(loc="lower right")
     curves[1].set_ylim(bottom=0)
     plot_context_bars(start, model, title="每个情境选「正确」的概率", ax=axes[2], values=False)
     axes[2].set_xlabel("")                     # 图例在横轴下面（plot_context_bars 的排法），这张矮图里放不下横轴标签

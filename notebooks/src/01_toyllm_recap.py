@@ -121,7 +121,7 @@ print("五种大小 × 有无思维链，手算的 logits 都和 step_logits 一
 # 错误观念和粗心的 logit 是常数，所以 correct 的 logit 越高，选 correct 的概率越接近 1。
 #
 # 下面两张图都来自 `toyllm.policy.prob_table(model)`，它把模型写成一张表：每个情境一行，三种做法的概率。
-# 左图：乘法的 4 个情境里，P(correct) 随模型大小怎样变化。右图：1B 模型里，P(correct) 随难度怎样变化，每种运算一条线。
+# 左图：乘法的 4 个情境里，π(correct) 随模型大小怎样变化。右图：1B 模型里，π(correct) 随难度怎样变化，每种运算一条线。
 # 看：左图的每条线都在上升，难的情境在下面；右图的线都在下降。
 
 # %%
@@ -134,8 +134,8 @@ for j, key in enumerate(CONTEXTS):
         ax1.plot(sizes, tables[:, j, 0], label=CONTEXT_NAMES[key])
 ax1.set_xscale("log")
 ax1.set_xlabel("模型参数量")
-ax1.set_ylabel("P(正确)")
-ax1.set_title("乘法的 4 个情境：P(正确) 随模型大小上升")
+ax1.set_ylabel("π(正确)")
+ax1.set_title("乘法的 4 个情境：π(正确) 随模型大小上升")
 ax1.set_ylim(0, 1)
 ax1.legend(fontsize=9)
 
@@ -144,8 +144,8 @@ for op in OPS:
     rows = [j for j, key in enumerate(CONTEXTS) if key[0] == op]
     ax2.plot([CONTEXTS[j][1] for j in rows], table_1b[rows, 0], marker="o", label=OP_NAMES[op])
 ax2.set_xlabel("难度 h")
-ax2.set_ylabel("P(正确)")
-ax2.set_title("1B 模型：P(正确) 随难度下降")
+ax2.set_ylabel("π(正确)")
+ax2.set_title("1B 模型：π(正确) 随难度下降")
 ax2.set_ylim(0, 1)
 ax2.legend()
 fig.tight_layout()
@@ -154,7 +154,7 @@ plt.show()
 # %% [markdown]
 # ## 4. 情境表：每个情境、每种大小，做对一步的概率
 #
-# 把上面的表对所有情境、五种大小打印出来。每一格是 P(correct)，即选"正确"做法的概率。
+# 把上面的表对所有情境、五种大小打印出来。每一格是 π(correct)，即选"正确"做法的概率。
 #
 # 看输出：同一行从左到右（模型变大）都在上升；同一列里，最难的几个情境最低。最后一列的进度条是 1B 模型的值。
 
@@ -176,7 +176,7 @@ for j, key in enumerate(CONTEXTS):
 # 有思维链（`cot=True`）时，模型把每一步的结果写下来，下一步接着算。
 # 没有思维链（`cot=False`）时，中间结果要"记在脑子里"：第 $i$ 步的 correct logit 再减去 $\gamma i$，越往后越容易错。
 #
-# 先看同一个情境（乘两位数）在不同步号上的 P(correct)。看输出：有思维链的一行不随步号变化，没有思维链的一行越来越低。
+# 先看同一个情境（乘两位数）在不同步号上的 π(correct)。看输出：有思维链的一行不随步号变化，没有思维链的一行越来越低。
 
 # %%
 key = ("mul", 1.5)

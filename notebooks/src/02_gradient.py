@@ -105,11 +105,11 @@ print("性质 2，按 π 取期望 Σ_a π_a (e_a − π)：", np.round(sum(p * 
 #
 # 一份解答有 $T$ 步，每一步在自己的情境 $c_t$ 里选了做法 $a_t$。各步的选择按顺序发生，所以这份解答的概率是各步概率的乘积，取对数就是和：
 #
-# $$\log P(\text{解答}) = \sum_{t=1}^{T} \log \pi(a_t \mid c_t) \;+\; \text{（粗心时随机挑哪一位，和 } \Delta \text{ 无关）}.$$
+# $$\log \Pr(\text{解答}) = \sum_{t=1}^{T} \log \pi(a_t \mid c_t) \;+\; \text{（粗心时随机挑哪一位，和 } \Delta \text{ 无关）}.$$
 #
 # 对情境 $c$ 的 $\Delta_c$ 求导，只有 $c_t = c$ 的那些步有贡献：
 #
-# $$\nabla_{\Delta_c} \log P(\text{解答}) = \sum_{t:\, c_t = c} \big(e_{a_t} - \pi(\cdot \mid c)\big).$$
+# $$\nabla_{\Delta_c} \log \Pr(\text{解答}) = \sum_{t:\, c_t = c} \big(e_{a_t} - \pi(\cdot \mid c)\big).$$
 #
 # 同一个情境出现几次，就加几次。代码就是：用 `step_records` 拿到每一步的 (情境, 做法)，`probs_for` 拿到每一步的概率，逐步 `add_grad`。
 #
@@ -128,7 +128,7 @@ for t, ((key, action), probs) in enumerate(zip(step_records(problem, sample), pr
 
 
 # %% [markdown]
-# 检查：把 $\log P(\text{解答})$ 当作 $\Delta$ 的函数，对全部 36 个参数做有限差分，和上面逐步累加的梯度比较。
+# 检查：把 $\log \Pr(\text{解答})$ 当作 $\Delta$ 的函数，对全部 36 个参数做有限差分，和上面逐步累加的梯度比较。
 # `log_likelihood(model, data)` 给出每步的平均 $\log \pi$，乘以步数就是总和。
 # `toyllm.gradcheck.compare_grads` 做这个比较（它自己也能打印一张表，`verbose=True`）；`show_check` 把结果每个情境打印一行。
 #
@@ -162,7 +162,7 @@ show_check(compare_grads("一份解答的 log P 的梯度", grads, reference=log
 # 下面从 $\Delta = 0$ 的 1B 模型出发，只用**一步**的梯度更新一次：一道题里"乘两位数、被乘数 ≥ 100"的一步，选了 correct，
 # $\Delta \leftarrow \Delta + \text{lr} \cdot (e_{\text{correct}} - \pi)$（这就是一步 SFT）。
 #
-# 看图：12 个情境里，只有一个情境的 P(正确) 变了，其他情境完全不动。
+# 看图：12 个情境里，只有一个情境的 π(正确) 变了，其他情境完全不动。
 
 # %%
 base_model = TrainableLLM(1e9)
@@ -217,7 +217,7 @@ plt.show()
 #
 # 强化学习要最大化的是**期望奖励**：题目 $q$ 从题库里均匀地挑，解答 $\tau$ 由模型采样，每一步都对得 $R(\tau) = 1$，否则得 0：
 #
-# $$J(\Delta) = \mathbb{E}_q\, \mathbb{E}_{\tau \sim \pi_\Delta(\cdot \mid q)}\big[R(\tau)\big] = \frac{1}{P}\sum_{q} P_\Delta(\text{第 } q \text{ 道题每一步都对}).$$
+# $$J(\Delta) = \mathbb{E}_q\, \mathbb{E}_{\tau \sim \pi_\Delta(\cdot \mid q)}\big[R(\tau)\big] = \frac{1}{P}\sum_{q} \Pr_\Delta(\text{第 } q \text{ 道题每一步都对})\quad(P\ \text{是题目个数}).$$
 #
 # 它就是平均的"走对路径的概率"（精确 pass@1）。只看最终答案的 pass@1 比它略大一点：写错后又碰巧被修好的解答也算对（见 notebook 04）。
 # 这个玩具可以精确地算出 $J$（`toyllm.exact.expected_reward`），也能精确地算出它对 36 个参数的梯度
@@ -235,9 +235,9 @@ show_check(compare_grads("精确梯度 vs 有限差分", exact_grad, model=model
 # %% [markdown]
 # ## 5. REINFORCE：用采样估计梯度
 #
-# 真实系统只能采样。**对数导数技巧**（log-derivative trick）把梯度写成一个期望：因为 $\nabla P(\tau) = P(\tau)\,\nabla \log P(\tau)$，
+# 真实系统只能采样。**对数导数技巧**（log-derivative trick）把梯度写成一个期望：因为 $\nabla \Pr(\tau) = \Pr(\tau)\,\nabla \log \Pr(\tau)$，
 #
-# $$\nabla J = \mathbb{E}_q \sum_\tau R(\tau)\, \nabla P(\tau) = \mathbb{E}_q\, \mathbb{E}_{\tau}\Big[R(\tau) \sum_t \nabla \log \pi(a_t \mid c_t)\Big].$$
+# $$\nabla J = \mathbb{E}_q \sum_\tau R(\tau)\, \nabla \Pr(\tau) = \mathbb{E}_q\, \mathbb{E}_{\tau}\Big[R(\tau) \sum_t \nabla \log \pi(a_t \mid c_t)\Big].$$
 #
 # 期望可以用样本平均来估计。采 $B$ 份解答 $\tau_1, \dots, \tau_B$，REINFORCE 估计是
 #
@@ -283,8 +283,13 @@ for j, key in enumerate(CONTEXTS):
 # %% [markdown]
 # 看上表：大的分量估得还可以，接近 0 的分量误差相对很大，有的连符号都可能不对。这就是采样的噪声。
 #
-# 第 05 个 notebook 的 RL 引擎算的就是这个量：`toyllm.rl.policy_loss` 返回**损失**（要最小化的量）的梯度，
-# 用"常数归一化"（`loss_agg="constant"`）、归一化常数取 $B \times 1$ 时，它的负数就是 $\hat g$。看输出是不是 `True`。
+# 第 05 个 notebook 的 RL 引擎算的就是这个量：`toyllm.rl.policy_loss` 返回**损失**（要最小化的量）的梯度。
+# 引擎把每一步的损失加权求和成一个数，这叫**聚合**（aggregation，第 06 个 notebook 第 1.1 节列出三种权重）。这里用的两个选项：
+# - `loss_agg="constant"`：每一步的权重都是同一个常数 $\frac{1}{B \cdot L_{\max}}$（Dr. GRPO 的做法）；
+# - `max_len=1`：把 $L_{\max}$ 取成 1。于是权重是 $\frac1B$：每份解答的各步直接**相加**，再对 $B$ 份平均，正是上面的 $\hat g$。
+#
+# `preset("reinforce")` 是"不减基线"的预设，奖励直接当权重。它默认按步**平均**（CS336 作业 5 的 `no_baseline`），
+# 配上这两个选项才是 Williams（1992）按步**求和**的 REINFORCE。看输出：引擎梯度的负数和 $\hat g$ 是否相同（`True`）。
 
 # %%
 engine = policy_loss(model, rollouts, R, preset("reinforce", loss_agg="constant"), max_len=1)
@@ -357,6 +362,16 @@ print(f"\n参考：精确梯度的长度 ‖∇J‖ = {np.linalg.norm(exact_grad
       f"400 次平均以后，偏差只剩下典型误差 / √400 量级的噪声")
 
 # %% [markdown]
+# 基线什么时候让误差变小？看输出：对每种零点，比较两种估计的典型误差。
+
+# %%
+for c in (-1, 0, 1, 2):
+    e_none, e_rloo = (bias_and_error(results[c][k])[1] for k in ("没有基线", "留一法基线"))
+    verdict = "基线让误差变小" if e_rloo < e_none else "基线没有让误差变小"
+    print(f"答对 {1 + c} / 答错 {c}：没有基线 {e_none:.4f}，留一法基线 {e_rloo:.4f} → {verdict}"
+          f"（比值 {e_rloo / e_none:.2f}）")
+
+# %% [markdown]
 # 看输出：
 # - 两种估计的"偏差"都远小于各自的"典型误差"：它们的期望都是精确梯度（无偏）。
 # - 没有基线时，典型误差随奖励的零点变化很大；留一法基线的四行完全相同：减去同组的平均以后，奖励加多少常数都被消掉了。
@@ -427,7 +442,7 @@ plt.show()
 # - 一份解答的 $\log P$ 是各步之和，梯度也是各步之和；同一情境出现几次就加几次。
 # - 所有题目共享情境参数：在一道题的一步上学习，所有含这个情境的题都变了，不含的题一点不变。
 # - 期望奖励 $J$ 的梯度可以精确算（只有玩具能做到），也可以用 REINFORCE 采样估计 $\hat g = \frac1B \sum_i R_i \sum_t (e_{a_{i,t}} - \pi)$；误差按 $1/\sqrt{n}$ 减小。
-# - 减去不依赖于动作的基线，期望不变；方差可以大大减小，而且估计不再依赖奖励的零点。留一法（RLOO）是真实系统常用的基线，也是第 05 个 notebook 里 RLOO、GRPO 的出发点。
+# - 减去不依赖于动作的基线，期望不变；估计不再依赖奖励的零点。方差**不一定**减小：零点离平均奖励远时（答对 2、答错 1）基线让误差小得多，"答对 1、答错 0"时反而略大（第 6 节的比较）。留一法（RLOO）是真实系统常用的基线，也是第 05 个 notebook 里 RLOO、GRPO 的出发点。
 # - 基线不是越接近平均奖励越好：这个玩具的"答对 1、答错 0"奖励不减基线也不差，原因见第 6 节最后一张图。
 #
 # ## 试一试

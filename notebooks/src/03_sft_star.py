@@ -22,6 +22,7 @@
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from toyllm import (CONTEXT_NAMES, CONTEXTS, OP_SYMBOLS, PROCEDURE_NAMES, PROCEDURES, ToyLLM, TrainableLLM, apply_op,
                     bug_bites, log_likelihood, pad, sft)
@@ -31,7 +32,7 @@ from toyllm.imitation import (distinct_mask, expert_iteration, hinted_rollouts, 
 from toyllm.plots import plot_context_bars
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
-from toyllm.rl import default_problems
+from toyllm.rl import default_problems, score_vectors
 from toyllm.sampler import sample_rollouts
 
 use_chinese_font()
@@ -196,12 +197,29 @@ hist = rejection_sampling_ft(packed, train_set, heldout, k=k, dedup=True, seed=1
 print("rejection_sampling_ft(dedup=True, seed=1) 和手写的结果相同：", np.array_equal(packed.params, rft_dedup.params))
 
 # %% [markdown]
-# **RFT 和强化学习的关系。** 奖励 $R(o) \in \{0, 1\}$（答案对不对）。只在做对的解答上做 SFT，梯度是
+# **RFT 和强化学习的关系。** 奖励 $R(o) \in \{0, 1\}$（答案对不对）。$N$ 份解答都由当前模型采样，做对的那些一共 $T_{\text{对}}$ 步。
+# SFT 按**步**平均，所以只在做对的解答上做 SFT 时，梯度是
 #
-# $$\frac{1}{\#\{o: R(o)=1\}}\sum_{o:\,R(o)=1}\nabla \log \pi_\Delta(o) \;\propto\; \sum_{o} R(o)\,\nabla \log \pi_\Delta(o),$$
+# $$g_{\text{SFT}} = \frac{1}{T_{\text{对}}}\sum_{o:\,R(o)=1}\nabla \log \pi_\Delta(o)
+# = \frac{N}{T_{\text{对}}}\cdot\frac{1}{N}\sum_{o} R(o)\,\nabla \log \pi_\Delta(o)
+# = \frac{N}{T_{\text{对}}}\,\hat g_{\text{REINFORCE}} .$$
 #
-# 正是**不减基线**的 REINFORCE（第 05 个 notebook），只差一个归一化常数。
-# 区别在于：做错的解答完全不参与，没有"把错的推下去"的信号；而且一批样本要做 30 步梯度上升，而不是一步。
+# 右边的 $\hat g_{\text{REINFORCE}}$ 是**不减基线**的 REINFORCE 估计（第 05 个 notebook）。所以确切的关系是：
+# - 同一批样本上，第一步 SFT 的方向和不减基线的 REINFORCE 相同，长度乘了 $N/T_{\text{对}}$。这个因子随批次变（正确率越低越大），不是常数；
+# - 只有第一步是这样：SFT 在同一批数据上做 30 步梯度上升，从第二步起模型已经不是采样它们的那个模型了；
+# - 做错的解答完全不参与，没有"把错的推下去"的信号。
+#
+# 看输出：在上面的样本上，一个 epoch、学习率 1 的 SFT 更新，和 $\frac{N}{T_{\text{对}}}\hat g_{\text{REINFORCE}}$ 是否相同。
+
+# %%
+one_step = base.copy()
+sft_rollouts(one_step, own, keep=kept, epochs=1, lr=1.0)
+g_sft = one_step.params - base.params
+g_reinforce = (own.correct[:, None, None] * score_vectors(own)).mean(axis=0)
+n_total, t_correct = len(own), int(own.mask[own.correct].sum())
+print(f"N = {n_total} 份，做对的共 T_对 = {t_correct} 步，N / T_对 = {n_total / t_correct:.4f}")
+print("一步 SFT == (N / T_对) × 不减基线的 REINFORCE 估计：",
+      np.allclose(g_sft, n_total / t_correct * g_reinforce, rtol=0, atol=1e-12))
 
 # %% [markdown]
 # ## 3. 专家迭代：重复几轮
@@ -273,8 +291,7 @@ for rationalize in (True, False):
 
 for rationalize, name in ((True, "STaR（合理化）"), (False, "STaR（不合理化）")):
     print(name)
-    print(star_hist[rationalize].to_table(columns=["iteration", "samples", "kept", "rationalized", "pass1_exact"]))
-    print()
+    display(star_hist[rationalize].table(columns=["iteration", "samples", "kept", "rationalized", "pass1_exact"]))
 last = {r: star_hist[r]["pass1_exact"][-1] for r in (True, False)}
 print(f"第 {rounds} 轮以后的精确 pass@1：合理化 {last[True]:.4f}，不合理化 {last[False]:.4f}，差 {last[True] - last[False]:+.4f}")
 
@@ -341,7 +358,7 @@ for t, step in enumerate(problem.steps):
 # 去重把这件事放大：每道题"全部用 correct"的那条路径只留一份，而 bug 每出现在一个不同的位置，就是一条**不同的**路径，都留下。
 #
 # 看表：前 4 行是 bug 不咬人的情境，后 8 行是会咬人的情境。对比"模型 π_bug"、期望值、不去重和去重的数据里 bug 的比例，
-# 以及 SFT 以后的 P(bug)。
+# 以及 SFT 以后的 π(bug)。
 
 # %%
 never_bites = [("add", 0.0), ("sub", 0.0), ("mul", 0.0), ("mul", 0.7)]
@@ -366,10 +383,10 @@ for n, j in enumerate(order):
         print("-" * 84)
 
 # %% [markdown]
-# 把 P(bug) 的变化画出来（左边 4 个情境 bug 不咬人，右边 8 个会咬人）。
+# 把 π(bug) 的变化画出来（左边 4 个情境 bug 不咬人，右边 8 个会咬人）。
 #
-# 看图：在会咬人的情境里，两种 RFT 都把 P(bug) 压低了很多；在不咬人的情境里，不去重的 RFT 只让 P(bug) 变了一点，去重的 RFT 把它**抬高**了。
-# 图下的输出把两组情境各自合在一起（按 2048 份解答里的步数加权），看 P(bug) 变成了原来的几倍。
+# 看图：在会咬人的情境里，两种 RFT 都把 π(bug) 压低了很多；在不咬人的情境里，不去重的 RFT 只让 π(bug) 变了一点，去重的 RFT 把它**抬高**了。
+# 图下的输出把两组情境各自合在一起（按 2048 份解答里的步数加权），看 π(bug) 变成了原来的几倍。
 
 # %%
 fig, ax = plt.subplots(figsize=(11, 4.5))
@@ -379,7 +396,7 @@ for shift, (name, table) in zip((-0.27, 0.0, 0.27), (("训练前", pi0), ("RFT",
 ax.axvline(len(never_bites) - 0.5, color="0.4", linewidth=1, linestyle="--")
 ax.set_xticks(xs)
 ax.set_xticklabels([CONTEXT_NAMES[CONTEXTS[j]] for j in order], rotation=35, ha="right", fontsize=8)
-ax.set_ylabel("P(选「错误观念」)")
+ax.set_ylabel("π(选「错误观念」)")
 ax.set_title("模仿做对的解答：bug 不咬人的情境（虚线左边）里，bug 没有被改掉")
 ax.legend()
 fig.tight_layout()
@@ -392,14 +409,14 @@ for group, idx in groups:
     before = w @ pi0[idx, 1]
     changes = "；".join(f"{name} {w @ table[idx, 1]:.4f}（{w @ table[idx, 1] / before:.2f} 倍）"
                        for name, table in (("RFT", pi_rft), ("RFT（去重）", pi_dedup)))
-    print(f"{group}，P(bug) 的加权平均：训练前 {before:.4f} → {changes}")
+    print(f"{group}，π(bug) 的加权平均：训练前 {before:.4f} → {changes}")
 
 # %% [markdown]
-# 不去重时 P(bug) 在不咬人的情境里略有下降，不是因为数据在"反对" bug（表里"数据:不去重"一列和"模型π_bug"只差采样噪声），
-# 而是因为 30 步梯度上升先把粗心让出来的概率大多给了 correct。对比会咬人的情境，那里数据里的 bug 是 0，P(bug) 降得多得多。
+# 不去重时 π(bug) 在不咬人的情境里略有下降，不是因为数据在"反对" bug（表里"数据:不去重"一列和"模型π_bug"只差采样噪声），
+# 而是因为 30 步梯度上升先把粗心让出来的概率大多给了 correct。对比会咬人的情境，那里数据里的 bug 是 0，π(bug) 降得多得多。
 #
 # 在这个玩具里，被强化的"碰巧对的 bug"没有坏处：在这 4 个情境里 bug 永远算对，精确 pass@1 也把它算作做对。
-# 真实的模型没有这么整齐的"情境"：被强化的坏习惯会泛化到它咬人的地方。第 05 个 notebook 会看到，结果奖励的强化学习也有同样的问题（"功劳分配"），
+# 真实的模型没有这么整齐的"情境"：被强化的坏习惯会泛化到它咬人的地方。第 05 个 notebook 会看到，结果奖励的强化学习也有同样的问题（"信用分配"，credit assignment），
 # 只有按**做法**打分的过程奖励才能把它分出来。
 
 # %% [markdown]
@@ -410,7 +427,7 @@ for group, idx in groups:
 # - 拒绝采样微调只模仿自己做对的解答，相当于不减基线的 REINFORCE；去重只留不同的做法序列。
 # - 专家迭代在上一轮的模型上继续训练时，一轮比一轮好；每轮从原始模型重新训练（STaR 的做法）时，这个玩具里的固定 30 个 epoch 让提升停在第一轮附近。
 # - STaR 的合理化让做不出来的题也提供数据；提示只看数值，分不清"做对"和"碰巧对"。
-# - "答案对、过程错"：只看答案的过滤留下了碰巧没咬人的 bug 步；在 bug 不咬人的情境里，模仿做对的解答不会改掉 bug，去重还会把 P(bug) 抬高。
+# - "答案对、过程错"：只看答案的过滤留下了碰巧没咬人的 bug 步；在 bug 不咬人的情境里，模仿做对的解答不会改掉 bug，去重还会把 π(bug) 抬高。
 #
 # ## 试一试
 #

@@ -63,6 +63,15 @@ print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超�
 # %% [markdown]
 # ## 3. 采样估计和它的误差棒
 #
+# **标准误**（standard error，SE）：把同一个实验重做很多次，估计值的标准差。这个 notebook 里每个"估计 ± 数"，± 后面都是标准误；
+# 区别只在"重做"时什么跟着变，每张表的表头写明是哪一种：
+# - **采样标准误**（题目固定）：同一批题，只重新采样。和同一批题上的**精确值**比较时用它（`compare_exact_sampled`、`scaling_curve`）。
+# - **题目层面的标准误**：每道题一个分数，标准误 = 这些分数的样本标准差 / $\sqrt{P}$（$P$ 是题数）。它同时包含"重新采样"和"换一批题"两种波动，
+#   所以通常更大；回答的是"换一批同样难的题，分数会差多少"（`pass_at_k_sampled`、`evaluate_sampled`、`maj_at_k` 默认给它）。
+#
+# 同一批样本，两种标准误可以差不少：下面第 3 节 $n = 16$ 那一行的采样标准误，和第 4 节 $k = 1$ 那一行的题目层面标准误，估计的是同一个 pass@1。
+
+# %% [markdown]
 # 真实系统只能采样：每道题做 $n$ 遍，数做对的比例 $\hat p_i$，再对题目取平均。它有多准？
 # 题目固定时，平均值的**采样标准误**是
 #
@@ -77,13 +86,13 @@ print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超�
 # 只数"每一步都对"的比例（"每步都对"一列，和精确值是同一个量），又和精确值一致了。
 
 # %%
-print(pad("n", 5) + pad("精确", 8) + pad("采样 pass@1 ± 标准误", 22) + pad("95% 区间", 18) + pad("z", 7)
+print(pad("n", 5) + pad("精确", 8) + pad("采样 pass@1 ± 采样标准误", 26) + pad("95% 区间", 18) + pad("z", 7)
       + pad("每步都对 ± 标准误", 20) + pad("z", 7) + "被修好")
 for n in (4, 16, 64, 256):
     r = compare_exact_sampled(small, problems, n, np.random.default_rng(n))
     s, a = r.sampled, r.steps_right
     z_steps = (a.value - r.exact) / a.stderr
-    print(pad(n, 5) + pad(f"{r.exact:.4f}", 8) + pad(f"{s:.4f}", 22) + pad(f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", 18)
+    print(pad(n, 5) + pad(f"{r.exact:.4f}", 8) + pad(f"{s:.4f}", 26) + pad(f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", 18)
           + pad(f"{r.z:+.2f}", 7) + pad(f"{a:.4f}", 20) + pad(f"{z_steps:+.2f}", 7) + f"{r.repaired:.4f}")
 
 # %% [markdown]
@@ -137,18 +146,30 @@ for k in (1, 2, 4, 8, 16):
     print(pad(k, 4) + pad(f"{1 - (1 - p) ** k:.10f}", 16) + pad(f"{unbiased:.10f}", 16) + f"{naive:.10f}")
 
 # %% [markdown]
-# 再在 100 道题上真的采样一次（$n = 16$），三种数放在一起：精确值、无偏估计（± 标准误）、朴素估计。
+# 再在 100 道题上真的采样一次（$n = 16$），三种数放在一起：精确值、无偏估计（± 题目层面的标准误）、朴素估计。
 #
-# 看输出：无偏估计在误差范围内贴着精确值；朴素估计在 $k$ 大时明显偏低。
+# 看输出：无偏估计在误差范围内贴着精确值；朴素估计在 $k$ 大时明显偏低。$k = 16$ 那一行是"1.0000 ± 0.0000"，下面解释。
 
 # %%
 samples = draw_samples(small, problems, 16, np.random.default_rng(2))
 unbiased = pass_at_k_sampled(samples, (1, 2, 4, 8, 16))
 c = samples.correct.sum(axis=1)
-print(pad("k", 4) + pad("精确", 8) + pad("无偏估计 ± 标准误", 20) + "朴素估计")
+print(pad("k", 4) + pad("精确", 8) + pad("无偏估计 ± 题目层面标准误", 28) + "朴素估计")
 for k, est in unbiased.items():
     naive = float(np.mean(1 - (1 - c / 16) ** k))
-    print(pad(k, 4) + pad(f"{exact_small[k]:.4f}", 8) + pad(f"{est:.4f}", 20) + f"{naive:.4f}")
+    print(pad(k, 4) + pad(f"{exact_small[k]:.4f}", 8) + pad(f"{est:.4f}", 28) + f"{naive:.4f}")
+
+# %% [markdown]
+# **为什么 $k = 16$ 是"1.0000 ± 0.0000"，而精确值是 0.9931？** $k = n = 16$ 时，一道题的无偏估计只有两个值：16 个样本里至少有一个对就是 1，一个都没对就是 0。
+# 这 100 道题恰好每道都至少对了一次，所以每道题的分数都是 1：平均是 1，分数之间没有差别，标准误（由样本算出来的）就是 0。
+# 标准误是 0 不等于估计没有误差。"每道题都至少对一次"本身是运气：按精确概率，预期有 $\sum_i (1-p_i)^{16}$ 道题 16 次全错，
+# 一道都没有的概率是 $\prod_i \big[1-(1-p_i)^{16}\big]$。$k$ 接近 $n$ 时，由样本算出的标准误靠不住；要估计大 $k$ 的 pass@k，得让 $n$ 比 $k$ 大得多。
+#
+# 看输出：预期全错的题数，和一道都没有的概率。
+
+# %%
+p_each = exact_pass_at_1(small, problems, per_problem=True)
+print(f"预期 16 次全错的题：{np.sum((1 - p_each) ** 16):.2f} 道；一道都没有的概率：{np.prod(1 - (1 - p_each) ** 16):.2f}")
 
 # %% [markdown]
 # 画成 pass@k 曲线：实线是精确值，带误差棒的是无偏估计。
@@ -200,8 +221,13 @@ print(f"maj@4 = {maj_at_k(hand, 4)[4]:.3f}")
 # 现在在 100 道题上，每道题采样 32 次，一次算出所有指标（同一批样本，所以指标之间的差别不是采样噪声）。
 # 有噪声的验证器每个判断有 10% 的机会判反。
 #
+# 表里每个 ± 后面是题目层面的标准误。verl 验证时还报三个数，每道题 $n = 32$ 个样本、奖励 0/1 时：
+# - **mean@32**：32 个样本的平均分，再对题目平均。它的期望就是 pass@1；
+# - **best@32**：32 个里最好的那个的分数，也就是"至少一个对"，等于 pass@32；
+# - **worst@32**：32 个里最差的那个的分数，也就是"32 个全对"的题占多少。
+#
 # 看输出：pass@k ≥ best-of-k（有噪声）和 maj@k；maj@2 ≈ maj@1（两票不同就平票，平票取第一份，等于只看第一份）；
-# 最后一行是 verl 常报的 mean@32 / best@32 / worst@32。
+# 最后一行是 mean@32 / best@32 / worst@32。
 
 # %%
 report = evaluate_sampled(small, problems, 32, np.random.default_rng(4), verifier_error=0.1)
@@ -254,7 +280,7 @@ for name, size in ((small.name, 1e9), (large.name, 1e10)):
 
 # %%
 scaling = scaling_curve(problems, np.random.default_rng(6), n=16)
-print(pad("参数量", 10) + pad("精确 pass@1", 13) + "采样估计 ± 标准误")
+print(pad("参数量", 10) + pad("精确 pass@1", 13) + "采样估计 ± 采样标准误")
 for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"], scaling["sampled_se"]):
     print(pad(name, 10) + pad(f"{e:.4f}", 13) + f"{s:.4f} ± {se:.4f}")
 fig = plot_scaling(scaling)

@@ -7,24 +7,30 @@
 # - 奖励全相同的组（全对或全错）对梯度的贡献是 0，训练中这样的组越来越多；
 # - 同样多的样本下，REINFORCE、RLOO、GRPO 的训练曲线（留出题上的精确 pass@1、熵），以及 GRPO 领先的原因；
 # - 训练前后每个情境的变化；
-# - 结果奖励和过程奖励：功劳怎么分；结果奖励也会奖励一个"碰巧没咬人的 bug 步"；
+# - 结果奖励和过程奖励：信用分配（credit assignment）；结果奖励也会奖励一个"碰巧没咬人的 bug 步"；
 # - 同样多的样本下，GRPO 和拒绝采样微调、STaR、专家迭代比较。
 #
-# 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 6 节（REINFORCE、RLOO、GRPO、Dr. GRPO）和第 9 节（结果奖励与过程奖励）。
+# 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 6 节「REINFORCE、RLOO、GRPO、Dr. GRPO：优势与它们的偏差」和第 9 节「结果奖励与过程奖励：信用分配」。
 
 # %% [markdown]
 # 先导入要用的东西，准备题目。`toyllm.rl.default_problems` 给出 256 道**训练题**和 200 道**留出题**。
 # 留出题先用 `correct_paths` 拆成数组，训练时每次迭代都要在上面算一次精确 pass@1，拆一次就够了。
 #
 # 所有算法都是 `toyllm.rl.train` 里的**同一个循环**，只是选项不同。`presets_table` 列出三个预设有哪些选项不同。
-# 看输出：REINFORCE、RLOO、GRPO 只差"优势怎么算"这一个选项。
+# 看输出：REINFORCE、RLOO、GRPO 只差"优势怎么算"这一个选项。最后一行的 $\mu$ 是每批样本做几次梯度更新（`mu`）：
+# 这个 notebook 里都是 $\mu = 1$，每批样本只用一次；$\mu > 1$ 是第 06 个 notebook 的内容。
+#
+# 这里的 REINFORCE（`reinforce` 预设）是"不减基线"：奖励直接当权重，每份解答按步平均（CS336 作业 5 的 `no_baseline`）；
+# Williams（1992）原来的 REINFORCE 按步求和，见第 02 个 notebook 第 5 节。
 
 # %%
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, TrainableLLM, pad
+from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, grad_expected_reward
 from toyllm.imitation import expert_iteration, star
 from toyllm.plots import plot_context_bars
@@ -62,9 +68,12 @@ print(f"共同的默认值：每次迭代 {cfg.batch_problems} 道题 × 每题 
 # | `method` | $A_i$ | 谁在用 |
 # |---|---|---|
 # | `"none"` | $r_i$ | REINFORCE，没有基线 |
-# | `"mean"` | $r_i - \bar r$ | 组平均基线（Dr. GRPO） |
+# | `"mean"` | $r_i - \bar r$ | 组平均基线（Dr. GRPO，见下） |
 # | `"rloo"` | $r_i - \frac{1}{G-1}\sum_{j\ne i} r_j = \frac{G}{G-1}(r_i - \bar r)$ | RLOO（留一法） |
 # | `"grpo"` | $\dfrac{r_i - \bar r}{\operatorname{std}(r) + \epsilon}$ | GRPO（std 是样本标准差，除以 $G-1$；$\epsilon$ = `std_eps`） |
+#
+# **Dr. GRPO**（Liu et al. 2025，"GRPO Done Right"）指出 GRPO 的两处偏差并去掉它们：优势不除以标准差（就是 `"mean"`），
+# 损失不按每份解答的步数平均，而除以一个常数（讲义第 6 节「REINFORCE、RLOO、GRPO、Dr. GRPO：优势与它们的偏差」；预设 `dr_grpo`）。
 #
 # 结果奖励时，一份解答的**每一步**都用同一个 $A_i$。引擎每一步的损失是 $-\rho_{i,t} A_i$（$\rho$ 是重要性比率，$\mu = 1$ 时恰好是 1），
 # 它对 logits 的梯度是 $-A_i (e_{a_{i,t}} - \pi)$：正的优势把选中的做法推上去，负的推下去。
@@ -112,7 +121,8 @@ print(f"GRPO 第 1 份：(1 − 0.25) / 0.5 = {0.75 / 0.5:.4f}；分母加上 ε
 # $$\hat g = \frac1B\sum_{i=1}^{B} A_i\, S_i, \qquad S_i = \sum_t \big(e_{a_{i,t}} - \pi(\cdot \mid c_{i,t})\big),$$
 #
 # $S_i$ 是第 $i$ 份解答的"得分向量"（第 02 个 notebook 第 5 节）。`score_vectors` 把每份解答的 $S_i$ 按情境放进一个 (12, 3) 的数组。
-# 它和引擎算的是同一个东西：`policy_loss` 取"常数归一化"、归一化常数 $B \times 1$ 时，损失的 $-$梯度恰好是 $\hat g$。
+# 它和引擎算的是同一个东西。引擎把每一步的损失加权求和（**聚合**，第 06 个 notebook 第 1.1 节）；`loss_agg="constant"` 让每一步的权重都是
+# $\frac{1}{B\,L_{\max}}$，`max_len=1` 把 $L_{\max}$ 取成 1，于是权重是 $\frac1B$，损失的 $-$梯度恰好是 $\hat g$。
 #
 # 看输出：四种优势下，两种算法给出的梯度是否相同。
 
@@ -145,19 +155,17 @@ print(f"{len(big)} 份解答；四种优势下 (1/B) Σ A_i S_i 和引擎的 −
 # 看表：0/1 奖励时，哪一种的相对方差最小。
 
 # %%
-print(pad("优势", 10) + pad("‖ḡ‖/‖∇J‖", 12, "right") + pad("cos(ḡ, ∇J)", 12, "right") + pad("tr Cov", 11, "right")
-      + pad("相对方差", 10, "right"))
-stats = {}
+stats, rows = {}, []
 for m, w in weights.items():
     gs = (w[:, None, None] * S).reshape(P, reps, G, len(CONTEXTS), 3).mean(axis=(0, 2))   # 300 个 ĝ
     mean = gs.mean(axis=0)
     total_var = ((gs - mean) ** 2).sum(axis=(1, 2)).mean()
     cos = (mean * exact_grad).sum() / np.linalg.norm(mean) / np.linalg.norm(exact_grad)
     stats[m] = (np.linalg.norm(mean), total_var / np.linalg.norm(mean) ** 2)
-    print(pad(m, 10) + f"{np.linalg.norm(mean) / np.linalg.norm(exact_grad):12.3f}{cos:12.4f}{total_var:11.5f}"
-          f"{stats[m][1]:10.4f}")
+    rows.append([m, f"{np.linalg.norm(mean) / np.linalg.norm(exact_grad):.3f}", cos, f"{total_var:.5f}", stats[m][1]])
+display(Table(["优势", "‖ḡ‖/‖∇J‖", "cos(ḡ, ∇J)", "tr Cov", "相对方差"], rows))
 best = min(methods, key=lambda m: stats[m][1])
-print(f"\n0/1 奖励时相对方差最小的是：{best}")
+print(f"0/1 奖励时相对方差最小的是：{best}")
 
 # %% [markdown]
 # 看上表：
@@ -289,7 +297,7 @@ print(f"GRPO：前 10 次迭代平均 {np.mean(h['zero_std'][:10]):.3f}，最后
 #
 # 参数就是每个情境的 3 个 $\Delta$，所以"训练改了什么"可以直接画出来：每个情境选「正确」的概率，训练前和 GRPO 训练 100 次迭代以后。
 #
-# 看图：原来 P(正确) 越低的情境，提高得越多（输出第二行是两者的相关系数）。
+# 看图：原来 π(正确) 越低的情境，提高得越多（输出第二行是两者的相关系数）。
 
 # %%
 ax = plot_context_bars(base, trained, labels=("训练前（1B）", f"GRPO {iters} 次迭代以后"),
@@ -299,11 +307,11 @@ plt.show()
 gain = prob_table(trained)[:, 0] - prob_table(base)[:, 0]
 print(f"提高最多的情境：{CONTEXT_NAMES[CONTEXTS[int(np.argmax(gain))]]}（+{gain.max():.3f}）；"
       f"最少的：{CONTEXT_NAMES[CONTEXTS[int(np.argmin(gain))]]}（+{gain.min():.3f}）")
-print(f"训练前的 P(正确) 和提高量的相关系数：{np.corrcoef(prob_table(base)[:, 0], gain)[0, 1]:+.3f}")
+print(f"训练前的 π(正确) 和提高量的相关系数：{np.corrcoef(prob_table(base)[:, 0], gain)[0, 1]:+.3f}")
 print(f"留出题上的精确 pass@1：{start_pass:.4f} → {exact_pass_at_1(trained, paths):.4f}")
 
 # %% [markdown]
-# ## 6. 结果奖励和过程奖励：功劳怎么分
+# ## 6. 结果奖励和过程奖励：信用分配
 #
 # 结果奖励 $r_i = \mathbb{1}[\text{答案对}]$ 给一份解答的每一步同一个 $A_i$。于是：
 # - 一份做错的解答，可能只有一步粗心，其余步骤都对，它们一起被往下推；
@@ -349,27 +357,47 @@ for label, i in (("用了 bug 却做对", int(rows_g[lucky[rows_g]][0])),
               + f"{A['outcome'][k, t]:9.3f}{A['process'][k, t]:11.3f}{A['procedure'][k, t]:13.3f}")
 
 # %% [markdown]
-# 这不只是一份样本的偶然。期望奖励 $J$ 的**精确**梯度说明了平均会发生什么。沿正确路径，第 $t$ 步做对的概率是
-# $r_t = \pi_{\text{correct}} + \pi_{\text{bug}}\,b_t$（$b_t = 1$ 表示这一步 bug 不咬人），它对 bug 的 logit 的导数是
+# **为什么粗心之前那些做对的步骤，过程优势是负的？** 每步的优势是从这一步往后的累加 $A_{i,t} = \sum_{t' \ge t} \tilde r_{i,t'}$
+# （reward-to-go），所以相邻两步之差就是这一步自己的标准化奖励：$\tilde r_{i,t} = A_{i,t} - A_{i,t+1}$。
+# 同组几乎每一步都做对，平均值接近 1：做对的一步 $\tilde r$ 是一个小的正数，做错的一步是一个大的负数。
+# 粗心之前的每一步，往后累加时都要加上那个大负数，所以 $A$ 是负的；粗心之后的步骤只累加小正数，$A$ 是正的。
 #
-# $$\frac{\partial r_t}{\partial z_{\text{bug}}} = \pi_{\text{bug}}\,b_t - r_t\,\pi_{\text{bug}} =
-# \begin{cases} \pi_{\text{bug}}\,\pi_{\text{careless}} > 0, & b_t = 1 \text{（不咬人）}\\ -r_t\,\pi_{\text{bug}} < 0, & b_t = 0 \text{（咬人）}\end{cases}$$
+# 这是 reward-to-go 的设计：一步的好坏用"从它往后发生了什么"来衡量。这些对的步骤并没有被单独判错，它们被后面的错误**牵连**了：
+# 这一份样本里它们被往下推；但后面那一步粗心和这一步选了什么关系不大，在很多份样本上平均，这种牵连大体抵消，做对的步骤平均仍被往上推。
+# 过程奖励减轻了信用分配的问题（粗心之后的步骤不再受牵连），但没有完全消除它。
+#
+# 看输出：粗心的那份解答每一步的 $\tilde r$（`process` 奖励），和它们从后往前的累加 $A$。
+
+# %%
+i = int(rows_g[one_slip[rows_g]][0])
+k, n_steps = i - g * G, int(r.lengths[i])
+a_row = A["process"][k, :n_steps]
+r_tilde = a_row - np.append(a_row[1:], 0.0)                 # 这一步自己的标准化奖励
+print(pad("步", 4) + pad("值对吗", 8) + pad("r̃（这一步）", 14, "right") + pad("A（往后累加）", 16, "right"))
+for t in range(n_steps):
+    print(pad(t + 1, 4) + pad("对" if r.step_ok[i, t] else "错", 8) + f"{r_tilde[t]:14.3f}{a_row[t]:16.3f}")
+
+# %% [markdown]
+# 这不只是一份样本的偶然。期望奖励 $J$ 的**精确**梯度说明了平均会发生什么。沿正确路径，第 $t$ 步算对的概率是
+# $s_t = \pi_{\text{correct}} + \pi_{\text{bug}}\,b_t$（$b_t = 1$ 表示这一步 bug 不咬人；写 $s_t$ 是因为 $r$ 留给奖励），它对 bug 的 logit 的导数是
+#
+# $$\frac{\partial s_t}{\partial z_{\text{bug}}} = \pi_{\text{bug}}\,b_t - s_t\,\pi_{\text{bug}} =
+# \begin{cases} \pi_{\text{bug}}\,\pi_{\text{careless}} > 0, & b_t = 1 \text{（不咬人）}\\ -s_t\,\pi_{\text{bug}} < 0, & b_t = 0 \text{（咬人）}\end{cases}$$
 #
 # 所以结果奖励的真梯度在 bug 不咬人的情境里把 bug 的 logit **往上推**。看输出：`grad_expected_reward` 在留出题上算出的 $\partial J / \partial \Delta_{\text{bug}}$，每个情境的符号。
 
 # %%
 g_exact = grad_expected_reward(base, paths)
 never_bites = [("add", 0.0), ("sub", 0.0), ("mul", 0.0), ("mul", 0.7)]
-print(pad("情境", 26) + pad("bug 咬人吗", 12) + pad("∂J/∂Δ_bug", 12, "right") + pad("∂J/∂Δ_correct", 15, "right"))
-for j, key in enumerate(CONTEXTS):
-    print(pad(CONTEXT_NAMES[key], 26) + pad("不咬人" if key in never_bites else "咬人", 12)
-          + f"{g_exact[j, 1]:+12.5f}{g_exact[j, 0]:+15.5f}")
+Table(["情境", "bug 咬人吗", "∂J/∂Δ_bug", "∂J/∂Δ_correct"],
+      [[CONTEXT_NAMES[key], "不咬人" if key in never_bites else "咬人", f"{g_exact[j, 1]:+.5f}", f"{g_exact[j, 0]:+.5f}"]
+       for j, key in enumerate(CONTEXTS)])
 
 # %% [markdown]
-# 往上推，但比 correct 推得少（$\pi_{\text{bug}}$ 比 $\pi_{\text{correct}}$ 小得多），所以 P(bug) 在这些情境里仍可能慢慢下降，只是没有人**专门**把它压下去。
+# 往上推，但比 correct 推得少（$\pi_{\text{bug}}$ 比 $\pi_{\text{correct}}$ 小得多），所以 π(bug) 在这些情境里仍可能慢慢下降，只是没有人**专门**把它压下去。
 #
 # 现在用三种奖励各训练 GRPO 100 次迭代（结果奖励的那次就是第 3 节的）。看输出：留出题上的 pass@1，
-# 以及两组情境里 P(bug) 的平均（按正确路径上的步数加权）。
+# 以及两组情境里 π(bug) 的平均（按正确路径上的步数加权）。
 
 # %%
 reward_runs = {"outcome": (runs["grpo"], trained)}
@@ -386,17 +414,15 @@ def mean_p_bug(model, idx):
     return visits[idx] @ prob_table(model)[idx, 1] / visits[idx].sum()
 
 
-print(pad("奖励", 12) + pad("pass@1", 10, "right") + pad("P(bug)：不咬人的情境", 24, "right")
-      + pad("P(bug)：咬人的情境", 22, "right"))
-print(pad("训练前", 12) + f"{start_pass:10.4f}{mean_p_bug(base, nb):24.4f}{mean_p_bug(base, bt):22.4f}")
-for kind, (h, m) in reward_runs.items():
-    print(pad(kind, 12) + f"{h['pass1_exact'][-1]:10.4f}{mean_p_bug(m, nb):24.4f}{mean_p_bug(m, bt):22.4f}")
+rows = [["训练前", start_pass, mean_p_bug(base, nb), mean_p_bug(base, bt)]]
+rows += [[kind, h["pass1_exact"][-1], mean_p_bug(m, nb), mean_p_bug(m, bt)] for kind, (h, m) in reward_runs.items()]
+Table(["奖励", "pass@1", "π(bug)：不咬人的情境", "π(bug)：咬人的情境"], rows)
 
 # %% [markdown]
 # 看上表：
-# - 三种奖励在 bug 会咬人的情境里都把 P(bug) 压得很低。
-# - 在 bug 不咬人的情境里，`outcome` 和 `process` 留下的 P(bug) 比 `procedure` 高得多：它们分不清"做对"和"碰巧对"，只有按做法打分的 `procedure` 把 bug 压下去。
-# - 每步打分的两种学得更快（pass@1 更高）：出错之后做对的步骤不再被牵连，功劳分得更准。
+# - 三种奖励在 bug 会咬人的情境里都把 π(bug) 压得很低。
+# - 在 bug 不咬人的情境里，`outcome` 和 `process` 留下的 π(bug) 比 `procedure` 高得多：它们分不清"做对"和"碰巧对"，只有按做法打分的 `procedure` 把 bug 压下去。
+# - 每步打分的两种学得更快（pass@1 更高）：出错之后做对的步骤不再被牵连，信用分配得更准。
 #
 # 在这个玩具里，留下的"碰巧对的 bug"没有坏处（在这些情境里 bug 永远算对，所以 `process` 和 `procedure` 的 pass@1 差不多）。
 # 真实模型没有这么整齐的情境划分，被强化的坏习惯可能泛化到它咬人的地方；而真实的过程奖励模型也远没有这里的完美。

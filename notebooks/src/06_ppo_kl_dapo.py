@@ -2,14 +2,13 @@
 # # 06 · PPO、KL 与 DAPO
 #
 # **你将学到**
-# - 重要性比 $\rho$ 和裁剪：为什么每批只更新一次（$\mu = 1$）时裁剪**永远不会**发生，损失是 0 而梯度不是 0；$\mu > 1$ 时裁剪怎样开始起作用；
+# - 重要性比率 $\rho$ 和裁剪：为什么每批只更新一次（$\mu = 1$）时裁剪**永远不会**发生，损失是 0 而梯度不是 0；$\mu > 1$ 时裁剪怎样开始起作用；
 # - 到参考策略的 KL：三个单样本估计 $k_1, k_2, k_3$ 和精确 KL 比，谁有偏、谁方差大；把估计量当损失时，梯度对应的是哪个 KL；
 # - 熵塌缩：GRPO 训练中熵怎样下降；clip-higher（$\varepsilon_{\text{high}} = 0.28$）怎样让熵留得更高；
 # - 动态采样：奖励全相同的组有多少、丢掉它们要多采多少样本；
 # - 损失的聚合方式：按解答平均带来的**长度偏差**，除以标准差带来的**难度偏差**，以及 Dr. GRPO 怎样去掉它们。
 #
-# 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 7 节（PPO 的裁剪、μ、KL 与 k1/k2/k3）
-# 和第 8 节（DAPO：clip-higher、动态采样、按步聚合；熵塌缩）。
+# 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 7 节「PPO 的裁剪、旧策略与 μ；KL 与 k1/k2/k3」和第 8 节「DAPO：clip-higher、动态采样、按步聚合；熵塌缩」。
 
 # %% [markdown]
 # ## 0. 准备
@@ -25,6 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, pad
+from toyllm.display import Table
 from toyllm.exact import correct_paths
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
@@ -40,9 +40,9 @@ for name, (a, b) in diff_presets("grpo", "dapo").items():
     print(f"  {pad(name, 18)}GRPO = {a!s:<10}DAPO = {b}")
 
 # %% [markdown]
-# ## 1. 重要性比与裁剪（讲义 7.1）
+# ## 1. 重要性比率与裁剪（讲义 7.1）
 #
-# 采样用的是 $\pi_{\text{old}}$，更新的是 $\pi_\theta$。每一步的重要性比和裁剪的替代损失是
+# 采样用的是 $\pi_{\text{old}}$，更新的是 $\pi_\theta$。每一步的重要性比率和裁剪的替代损失是
 #
 # $$\rho_{i,t} = \frac{\pi_\theta(a_{i,t}\mid c_{i,t})}{\pi_{\text{old}}(a_{i,t}\mid c_{i,t})}, \qquad
 # \ell_{i,t} = -\min\Big(\rho_{i,t}A_i,\ \operatorname{clip}\big(\rho_{i,t},\,1-\varepsilon_{\text{low}},\,1+\varepsilon_{\text{high}}\big)A_i\Big).$$
@@ -58,11 +58,11 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
 for ax, A in zip(axes, (1.0, -1.0)):
     for eh, style in ((0.2, "-"), (0.28, "--")):
         ax.plot(rho, clipped_surrogate(rho, np.full_like(rho, A), 0.2, eh).loss, style,
-                label=f"ε_low = 0.2，ε_high = {eh}")
+                label=rf"$\epsilon_{{low}} = 0.2$，$\epsilon_{{high}} = {eh}$")
     ax.plot(rho, -rho * A, color="0.6", linewidth=1, label="不裁剪：−ρA")
     ax.axvline(1.0, color="0.8", linewidth=1)
     ax.set_title(f"A = {A:+.0f}（{'好' if A > 0 else '坏'}的解答）")
-    ax.set_xlabel("重要性比 ρ")
+    ax.set_xlabel(r"重要性比率 $\rho$")
     ax.legend(fontsize=8)
 axes[0].set_ylabel("每步损失 ℓ")
 fig.suptitle("裁剪的替代损失")
@@ -75,7 +75,16 @@ plt.show()
 # 取 1 亿参数（1e8）的模型，从训练题里拿 32 道，每道采 $G = 8$ 份，算 GRPO 的优势，然后用 `policy_loss` 算损失和梯度 ——
 # 这正是引擎每次更新做的事。参数还没动，所以 $\pi_\theta = \pi_{\text{old}}$，每一步 $\rho = 1$。
 #
-# 损失的值是 $-\sum_{i,t} w_{i,t} A_i$。同一组的优势加起来是 0，所以损失是 0（只差浮点舍入；下面舍入到 12 位小数）。
+# **聚合**（aggregation）是把每一步的损失 $\ell_{i,t}$ 合成一个数的方式：损失 $= \sum_{i,t} w_{i,t}\,\ell_{i,t}$，权重 $w_{i,t}$ 有三种（`loss_agg`，第 6 节细讲）：
+#
+# | `loss_agg` | $w_{i,t}$ | 谁在用 |
+# |---|---|---|
+# | `seq-mean` | $\dfrac{1}{B\,\lvert o_i\rvert}$：先在每份解答内按步平均，再对 $B$ 份平均 | 原始 GRPO |
+# | `token-mean` | $\dfrac{1}{\sum_j \lvert o_j\rvert}$：整批所有步一起平均 | DAPO |
+# | `constant` | $\dfrac{1}{B\,L_{\max}}$：除以一个常数，$L_{\max}$ 是步数上限（参数 `max_len`，这里取 8） | Dr. GRPO |
+#
+# $\rho = 1$ 时，损失的值是 $-\sum_{i,t} w_{i,t} A_i$。同一组的优势加起来是 0；这个玩具里同一道题的 8 份解答步数相同，所以三种聚合下损失都是 0（只差浮点舍入；下面舍入到 12 位小数）。
+# 真实 LLM 里同一组的解答长短不一，`token-mean`、`constant` 的损失只是接近 0（讲义 7.2）。
 # 梯度却是 $\nabla \rho = \rho\, \nabla \log \pi_\theta = \nabla \log \pi_\theta$，正是策略梯度，不是 0。
 #
 # 看输出：三种聚合方式下，$\rho$ 的范围、损失、梯度的长度、两个裁剪比例。
@@ -147,8 +156,8 @@ for label, (net, h) in runs.items():
 
 h4 = runs["μ = 4"][1]
 fig, ax = plt.subplots(figsize=(8, 4))
-ax.plot(h4["iteration"], h4["clip_low"], label="下界裁剪（A < 0，ρ < 1 − ε_low）")
-ax.plot(h4["iteration"], h4["clip_high"], label="上界裁剪（A > 0，ρ > 1 + ε_high）")
+ax.plot(h4["iteration"], h4["clip_low"], label=r"下界裁剪（$A<0$，$\rho<1-\epsilon_{low}$）")
+ax.plot(h4["iteration"], h4["clip_high"], label=r"上界裁剪（$A>0$，$\rho>1+\epsilon_{high}$）")
 ax.plot(runs["μ = 1"][1]["iteration"], runs["μ = 1"][1]["clip_low"], color="0.5", linestyle=":", label="μ = 1（两种都是 0）")
 ax.set_xlabel("迭代次数")
 ax.set_ylabel("被裁剪的步的比例")
@@ -156,6 +165,45 @@ ax.set_title("μ = 4：裁剪比例随训练变化（1e8，lr = 30）")
 ax.legend()
 fig.tight_layout()
 plt.show()
+
+# %% [markdown]
+# ### 1.4 默认学习率下，PPO、DAPO 预设为什么比 GRPO 好？
+#
+# 默认的 lr = 2 时，策略在一批之内动得很少，裁剪几乎不发生。那 `ppo`、`dapo` 两个预设和 `grpo` 训练出来一样吗？**不一样。**
+# 它们和 GRPO 差好几个选项（上面第 0 节打印了 GRPO 和 DAPO 的差别），其中两个即使不裁剪也改变训练：
+# - $\mu = 4$：每批数据做 4 次梯度更新。不裁剪时，这差不多就是在同一批数据上多走了 3 步，等于更大的步子；
+# - 动态采样：丢掉奖励全相同的组、再采新题补满。每次迭代都有 32 个有用的组，代价是多采很多样本。
+#
+# 下面用 1e9 的模型、默认设置（200 次迭代）训练三个预设，再从 GRPO 出发一次只改一个选项。
+# 看输出：最终的精确 pass@1、整个训练里的平均和最大裁剪比例、梯度更新的总次数、累计采样数。
+
+# %%
+variants = {
+    "grpo": preset("grpo"),
+    "ppo": preset("ppo"),
+    "dapo": preset("dapo"),
+    "grpo + μ = 4": preset("grpo", mu=4),
+    "grpo + 动态采样": preset("grpo", dynamic_sampling=True),
+    "grpo + token-mean": preset("grpo", loss_agg="token-mean"),
+}
+rows = []
+for label, cfg_v in variants.items():
+    h = train(TrainableLLM(1e9), cfg_v, train_set, heldout)
+    clip = np.maximum(h["clip_low"], h["clip_high"])
+    rows.append([label, h["pass1_exact"][-1], float(np.mean(clip)), float(np.max(clip)),
+                 cfg_v.mu * cfg_v.iterations, h["samples"][-1]])
+Table(["设置", "最终精确 pass@1", "平均裁剪比例", "最大裁剪比例", "梯度更新次数", "累计采样数"], rows,
+      title="1e9，lr = 2，200 次迭代，留出题 200 道")
+
+# %% [markdown]
+# 从表里读出：
+# - 三个预设的最终 pass@1 明显不同，PPO、DAPO 都比 GRPO 高；
+# - 裁剪比例几乎都是 0（DAPO 偶尔有一点），所以差别**不是**裁剪带来的；
+# - 只把 GRPO 的 $\mu$ 改成 4，就补上了和 PPO 的大部分差距：梯度更新次数是 4 倍；
+# - 只打开动态采样，也涨了不少，但累计采样数多了好几倍；DAPO 两样都有，所以最高；
+# - 只改聚合（`token-mean`）几乎没有变化：这个玩具里长度偏差很小（第 6 节）。
+#
+# 所以比较算法时，要在**同样多的更新和样本**下比较；"DAPO 更好"在这里主要是"更新更多、样本更多"。
 
 # %% [markdown]
 # ## 2. 到参考策略的 KL（讲义 7.3）
@@ -188,8 +236,8 @@ def keep_snapshots(history, current):
 
 grpo_model = TrainableLLM(1e9)
 grpo = train(grpo_model, preset("grpo"), train_set, heldout, callback=keep_snapshots)
-print(grpo.to_table(rows=[0] + [s - 1 for s in SNAPSHOTS],
-                    columns=["iteration", "pass1_exact", "entropy", "kl_exact", "kl_est", "zero_std"]))
+grpo.table(rows=[0] + [s - 1 for s in SNAPSHOTS],
+           columns=["iteration", "pass1_exact", "entropy", "kl_exact", "kl_est", "zero_std"])
 
 # %% [markdown]
 # 现在仔细比较三个估计。对每一份存下的模型，在 200 道留出题上每道采 32 份解答（几万步），每一步算 $k_1, k_2, k_3$；
@@ -326,7 +374,7 @@ print(f"熵：第 1 次迭代 {grpo['entropy'][0]:.4f} → 第 {grpo.n_rows} 次
 fig, ax = plt.subplots(figsize=(8, 4))
 for label in ("μ = 1", "μ = 4", "μ = 4，clip-higher"):
     h = runs[label][1]
-    ax.plot(h["iteration"], h["entropy"], label=label + ("（ε_high = 0.28）" if "higher" in label else "（ε_high = 0.2）" if "4" in label else ""))
+    ax.plot(h["iteration"], h["entropy"], label=label + (r"（$\epsilon_{high} = 0.28$）" if "higher" in label else r"（$\epsilon_{high} = 0.2$）" if "4" in label else ""))
 ax.set_xlabel("迭代次数")
 ax.set_ylabel("熵（nats）")
 ax.set_yscale("log")
@@ -348,7 +396,7 @@ others = [i for i in range(len(CONTEXTS)) if i not in harmless]
 print("bug 不咬人的情境：", "、".join(CONTEXT_NAMES[CONTEXTS[i]] for i in harmless))
 print()
 print(pad("设置", 22) + pad("熵（后 20 次）", 14, "right") + pad("最终 pass@1", 13, "right")
-      + pad("P(bug)：不咬人的情境", 22, "right") + pad("P(bug)：其余", 14, "right"))
+      + pad("π(bug)：不咬人的情境", 22, "right") + pad("π(bug)：其余", 14, "right"))
 for label in ("μ = 4", "μ = 4，clip-higher"):
     net, h = runs[label]
     pt = prob_table(net)
@@ -500,7 +548,7 @@ print(diff_presets("grpo", "dr_grpo"))
 # %% [markdown]
 # ## 小结
 #
-# - 重要性比 $\rho = \pi_\theta/\pi_{\text{old}}$。$\mu = 1$ 时 $\rho \equiv 1$：裁剪比例恰好是 0，损失的值是 0，梯度却是策略梯度。$\mu > 1$ 时 $\rho$ 离开 1，裁剪开始起作用。
+# - 重要性比率 $\rho = \pi_\theta/\pi_{\text{old}}$。$\mu = 1$ 时 $\rho \equiv 1$：裁剪比例恰好是 0，损失的值是 0，梯度却是策略梯度。$\mu > 1$ 时 $\rho$ 离开 1，裁剪开始起作用。
 # - KL 在玩具里可以精确算。$k_1$、$k_3$ 无偏，$k_2$ 有偏；策略离参考近时 $k_3$ 方差小，离得远时它会有长尾。把估计量当损失时，$k_2$ 的期望梯度是 $\mathrm{KL}(\pi_\theta\|\pi_{\text{ref}})$ 的梯度，$k_3$ 的是反方向 KL 的梯度，$k_1$ 的是 0。
 # - GRPO 训练中熵一路下降（熵塌缩）；clip-higher 放宽上界，给"小概率、优势为正"的做法留出空间，熵停在更高的地方。
 # - 奖励全相同的组没有梯度，模型越强越多；动态采样丢掉它们、补满一批，代价是多采样。

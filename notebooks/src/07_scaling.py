@@ -22,8 +22,10 @@
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, fmt_size, pad
+from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k, step_right_probs
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import default_problems, preset, train
@@ -51,13 +53,12 @@ for size in SIZES:
     model = TrainableLLM(size)
     runs[size] = (model, train(model, preset("grpo"), train_set, heldout))
 
-print(pad("基座", 8) + pad("起点 R0", 10, "right") + pad("最终", 10, "right") + pad("提升", 10, "right")
-      + pad(f"到 {TARGET} 的迭代", 14, "right") + pad(f"到 {TARGET} 的样本数", 16, "right"))
+rows = []
 for size, (model, h) in runs.items():
-    R = np.array(h["pass1_exact"])
+    R0, final = h.meta["start_pass1_exact"], h["pass1_exact"][-1]
     it, n = reach_target(h, TARGET) or ("没到", "—")
-    R0 = h.meta["start_pass1_exact"]
-    print(pad(fmt_size(size), 8) + f"{R0:10.4f}{R[-1]:10.4f}{R[-1] - R0:10.4f}" + pad(it, 14, "right") + pad(n, 16, "right"))
+    rows.append([fmt_size(size), R0, final, final - R0, it, n])
+Table(["基座", "起点 R0", "最终", "提升", f"到 {TARGET} 的迭代", f"到 {TARGET} 的样本数"], rows)
 
 # %% [markdown]
 # 画出来：横轴是累计采样数（对数刻度），纵轴是留出题上的精确 pass@1，虚线是目标 0.9。
@@ -108,16 +109,14 @@ print(f"真值 A = 0.95，B = 1.5，C_mid = 8000；拟合 A = {test_fit.A:.4f}�
 # - 基座越大，$B$ 越小（曲线越平缓）；$C_{\text{mid}}$ 在四种大小之间差别不大：大基座省下的 RL 计算量，主要来自起点更高、要补的差距更小。
 
 # %%
-fits = {}
-print(pad("基座", 8) + pad("R0", 8, "right") + pad("A（自由）", 11, "right") + pad("B", 8, "right")
-      + pad("C_mid", 9, "right") + pad("RMSE", 9, "right") + "   │" + pad("A = 1 时：B", 12, "right")
-      + pad("C_mid", 9, "right") + pad("RMSE", 9, "right"))
+fits, rows = {}, []
 for size, (model, h) in runs.items():
     C, R, R0 = np.array(h["samples"], dtype=float), np.array(h["pass1_exact"]), h.meta["start_pass1_exact"]
     free, fixed = fit_sigmoid(C, R, R0), fit_sigmoid(C, R, R0, A=1.0)
     fits[size] = (C, R, R0, free, fixed)
-    print(pad(fmt_size(size), 8) + f"{R0:8.4f}{free.A:11.4f}{free.B:8.3f}{free.C_mid:9.0f}{free.rmse:9.4f}"
-          + f"   │{fixed.B:12.3f}{fixed.C_mid:9.0f}{fixed.rmse:9.4f}")
+    rows.append([fmt_size(size), R0, free.A, f"{free.B:.3f}", f"{free.C_mid:.0f}", free.rmse,
+                 f"{fixed.B:.3f}", f"{fixed.C_mid:.0f}", fixed.rmse])
+Table(["基座", "R0", "A（自由）", "B", "C_mid", "RMSE", "A = 1 时：B", "C_mid", "RMSE"], rows)
 
 # %% [markdown]
 # 画出来：点是训练记录（每 10 次迭代画一个），实线是 $A = 1$ 的拟合，虚线是自由拟合。
@@ -148,13 +147,12 @@ plt.show()
 # 看输出：固定 $A = 1$ 时预测得很准；$A$ 自由时，早期数据里渐近线几乎没有约束，拟合出的 $A$ 偏高，预测也偏高。知道上限在哪里，外推就可靠得多。
 
 # %%
-print(pad("基座", 8) + pad("真正的最终值", 14, "right") + pad("预测（A 自由）", 16, "right") + pad("拟合的 A", 10, "right")
-      + pad("预测（A = 1）", 15, "right"))
+rows = []
 for size, (C, R, R0, _, _) in fits.items():
     half = len(C) // 2
     early_free, early_fixed = fit_sigmoid(C[:half], R[:half], R0), fit_sigmoid(C[:half], R[:half], R0, A=1.0)
-    print(pad(fmt_size(size), 8) + f"{R[-1]:14.4f}{early_free.predict(C[-1]):16.4f}{early_free.A:10.4f}"
-          f"{early_fixed.predict(C[-1]):15.4f}")
+    rows.append([fmt_size(size), R[-1], early_free.predict(C[-1]), early_free.A, early_fixed.predict(C[-1])])
+Table(["基座", "真正的最终值", "预测（A 自由）", "拟合的 A", "预测（A = 1）"], rows)
 
 # %% [markdown]
 # ## 3. k 很大时，基座能不能追上 RL 之后的模型？（讲义 10.2）
@@ -162,7 +160,9 @@ for size, (C, R, R0, _, _) in fits.items():
 # Yue et al.（2025）发现：$k$ 小时 RL 模型的 pass@k 更高；$k$ 很大（例如 256）时，基座追上来，甚至超过 RL 模型。
 # 玩具里不用采样，可以**精确**地算：第 $i$ 道题做对的概率是 $p_i$，
 #
-# $$\text{pass@}k = \frac{1}{P}\sum_{i=1}^{P} \Big[1 - (1 - p_i)^k\Big] .$$
+# $$\text{pass@}k = \frac{1}{P}\sum_{i=1}^{P} \Big[1 - (1 - p_i)^k\Big] ,$$
+#
+# $P$ 是题目的个数（讲义开头的记号表：$P$ 只表示个数，概率写成 $p_i$ 或 $\Pr$）。
 #
 # `exact_pass_at_k(model, heldout, ks)` 就是这个式子。$k$ 从 1 到 1024，比较每种大小的基座和它 GRPO 之后的模型。
 #
@@ -174,11 +174,9 @@ curves = {}
 for size, (model, h) in runs.items():
     curves[size] = (exact_pass_at_k(TrainableLLM(size), heldout, KS), exact_pass_at_k(model, heldout, KS))
 
-print("基座 − GRPO 的 pass@k（精确）")
-print(pad("k", 6) + "".join(pad(fmt_size(s), 11, "right") for s in SIZES))
-for k in KS:
-    print(pad(k, 6) + "".join(f"{round(curves[s][0][k] - curves[s][1][k], 4) + 0.0:11.4f}" for s in SIZES))
-print()
+display(Table(["k"] + [fmt_size(s) for s in SIZES],
+              [[k] + [round(curves[s][0][k] - curves[s][1][k], 4) + 0.0 for s in SIZES] for k in KS],
+              title="基座 − GRPO 的 pass@k（精确）"))
 for s in SIZES:
     worst = max(curves[s][0][k] - curves[s][1][k] for k in KS)
     print(f"{pad(fmt_size(s), 8)}所有 k 里「基座 − GRPO」的最大值 {'≤ 0' if worst <= 0 else f'= {worst:.2e}'}；"
@@ -204,7 +202,7 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ### 3.1 为什么基座不会反超：看每一道题
+# ### 3.1 这几次训练里基座为什么没有反超：看每一道题
 #
 # 对**一道**题，$1 - (1 - p)^k$ 随 $p$ 单调增加，对每个 $k$ 都是。所以只要 RL 没有让任何一道题的 $p_i$ 变小，
 # RL 模型的 pass@k 就在**每一个** $k$ 上都不低于基座；而两者都 → 1，因为每道题的 $p_i > 0$。
@@ -226,15 +224,16 @@ print(f"基座最难的一道题：p = {base_p[hardest]:.4f}（GRPO 之后 {rl_p
 fig, ax = plt.subplots(figsize=(5.5, 5))
 ax.scatter(base_p, rl_p, s=12)
 ax.plot([0, 1], [0, 1], color="0.5", linewidth=1)
-ax.set_xlabel("基座的 p_i")
-ax.set_ylabel("GRPO 之后的 p_i")
+ax.set_xlabel(r"基座的 $p_i$")
+ax.set_ylabel(r"GRPO 之后的 $p_i$")
 ax.set_title(f"{fmt_size(size)}：每道留出题做对的概率")
 fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# 为什么没有一道题变差？一道题的 $p_i = \prod_t r_t$，$r_t = \pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 不咬人}]$
-# 只取决于这一步的**情境**（`toyllm.exact.step_right_probs`）。而参数按情境共享，不按题目。所以只要每个情境的"这一步做对的概率"都上升了，每道题就都变好了。
+# 为什么没有一道题变差？沿正确路径，第 $t$ 步"算对"的概率 $s_t = \pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 不咬人}]$
+# 只取决于这一步的**情境**（`toyllm.exact.step_right_probs`；这里写 $s_t$，不写 $r_t$，因为 $r$ 留给奖励），一道题的 $p_i$ 由它经过的那些 $s_t$ 决定。
+# 参数按情境共享，不按题目。所以只要每个情境的 $s_t$ 都上升了，每道题就都变好了。
 #
 # 看输出：12 个情境里，这一步做对的概率训练前后各是多少；变小的情境有几个。
 
@@ -242,15 +241,13 @@ plt.show()
 paths = correct_paths(heldout)
 r_base = step_right_probs(TrainableLLM(size), paths)
 r_rl = step_right_probs(runs[size][0], paths)
-print(pad("情境", 26) + pad("训练前", 9, "right") + pad("GRPO 之后", 11, "right"))
-down = 0
+rows = []
 for i, key in enumerate(CONTEXTS):
     sel = paths.mask & (paths.ctx == i)
     if sel.any():
-        before, after = r_base[sel][0], r_rl[sel][0]
-        down += after < before
-        print(pad(CONTEXT_NAMES[key], 26) + f"{before:9.4f}{after:11.4f}")
-print(f"\n这一步做对的概率变小的情境：{down} 个")
+        rows.append([CONTEXT_NAMES[key], r_base[sel][0], r_rl[sel][0]])
+display(Table(["情境", "训练前", "GRPO 之后"], rows))
+print(f"这一步做对的概率变小的情境：{sum(after < before for _, before, after in rows)} 个")
 
 # %% [markdown]
 # ### 3.2 曲线什么时候会交叉？
@@ -264,15 +261,41 @@ print(f"\n这一步做对的概率变小的情境：{down} 个")
 
 # %%
 p_base_demo, p_rl_demo = np.array([0.3, 0.02]), np.array([0.9, 0.001])
-print(pad("k", 6) + pad("基座", 9, "right") + pad("RL", 9, "right"))
+rows = []
 for k in KS:
     b, r = np.mean(1 - (1 - p_base_demo) ** k), np.mean(1 - (1 - p_rl_demo) ** k)
-    print(pad(k, 6) + f"{b:9.4f}{r:9.4f}" + ("   ← 基座领先" if b > r else ""))
+    rows.append([k, b, r, "← 基座领先" if b > r else ""])
+Table(["k", "基座", "RL", ""], rows)
 
 # %% [markdown]
-# 玩具里这种事不会发生，原因有两个：
-# - softmax 给每种做法的概率都是正的，RL 不会让任何一道题"变得不可能"；
-# - 参数按情境共享，没有"只对某些题有用的罕见推理路径"可以丢掉：提高一个情境的正确率，对每一道经过它的题都有好处。
+# 上面几次 GRPO 训练里没有发生这种事，但这是**观察**，不是玩具的定理。我们量的是：1e8 到 1e11 四种大小，
+# 默认的 `grpo` 预设训练 200 次，200 道留出题，$k = 1, 2, 4, \dots, 1024$；1e9 那次的 12 个情境 $s_t$ 全都上升了。
+# 只要训练让某些情境的 $s_t$ 下降，经过这些情境的题 $p_i$ 就变小，$k$ 够大时基座就能反超。
+#
+# 下面造一个这样的训练：KL 惩罚（$\beta = 0.5$，估计用 $k_2$）把模型拉向一个参考策略，这个参考策略在四个**减法**情境里
+# correct 的 logit 低 3。奖励仍然是"答案对"，所以加法、乘法的题照样变好；减法的题被 KL 拉着变差。
+#
+# 看输出：训练后 $p_i$ 变小的题有几道；"基座 − RL"在每个 $k$ 上的值：$k = 1$ 时 RL 领先，从某个 $k$ 起基座领先。
+
+# %%
+pulled_ref = TrainableLLM(1e9)
+subtraction = [i for i, key in enumerate(CONTEXTS) if key[0] == "sub"]
+pulled_ref.params[subtraction, 0] -= 3.0
+pulled = TrainableLLM(1e9)
+train(pulled, preset("grpo", beta=0.5, kl_estimator="k2"), train_set, heldout, reference=pulled_ref)
+pulled_p = exact_pass_at_1(pulled, heldout, per_problem=True)
+pulled_k = exact_pass_at_k(pulled, heldout, KS)
+print(f"减法情境：{'、'.join(CONTEXT_NAMES[CONTEXTS[i]] for i in subtraction)}")
+print(f"训练后 p_i 变小的题：{int((pulled_p < base_p).sum())} / {len(heldout)} 道")
+rows = []
+for k in KS:
+    b, r = curves[1e9][0][k], pulled_k[k]
+    rows.append([k, b, r, round(b - r, 4) + 0.0, "← 基座领先" if b > r else ""])
+Table(["k", "基座", "RL", "基座 − RL", ""], rows)
+
+# %% [markdown]
+# 所以"基座不会反超"要靠两件事同时成立：softmax 给每种做法正的概率（没有一道题"变得不可能"），**而且**训练让每个情境的 $s_t$ 都上升。
+# 第二件事在默认的 GRPO 训练里成立，但换一个目标（这里是 KL 拉向一个更差的参考策略）就不成立了。
 #
 # 而"RL 有没有教会新本事"在玩具里是**按构造**回答了的：correct 从一开始就在基座的分布里，RL 只能调整三种做法的比例，不能发明第四种。
 #
@@ -281,8 +304,8 @@ for k in KS:
 # - 基座越大，起点越高，到同一个目标 pass@1 需要的 RL 样本越少，RL 带来的提升也越小。
 # - pass@1 对 RL 计算量是一条 S 形曲线。玩具的上限是 1；自由拟合的渐近线 $A$ 会略高于 1，因为训练结束时还看不到渐近线。固定 $A = 1$ 后，用一半的计算量就能把最终值外推得很准。
 # - 大基座的优势主要在起点：四种大小的 $C_{\text{mid}}$ 差别不大，$B$ 随大小变小。
-# - 精确的 pass@k 里，RL 的提升集中在小 $k$，$k$ 越大差距越小；但在玩具里基座在任何 $k$ 上都**没有**反超，因为 RL 让每一道题的 $p_i$ 都变大了。
-# - 平均曲线会不会交叉取决于每道题的 $p_i$：只有 RL 让某些题变差时才会交叉。Yue et al. 的反超是真实 LLM 里"覆盖面变窄"的结果，玩具的结构（正的概率、按情境共享）排除了它。
+# - 精确的 pass@k 里，RL 的提升集中在小 $k$，$k$ 越大差距越小；在这几次默认的 GRPO 训练里，基座在算过的每个 $k$ 上都**没有**反超，因为 RL 让每一道题的 $p_i$ 都变大了。
+# - 平均曲线会不会交叉取决于每道题的 $p_i$：只有 RL 让某些题变差时才会交叉。玩具的结构不排除这一点：KL 把模型拉向更差的参考策略时，基座就反超了。Yue et al. 的反超是真实 LLM 里"覆盖面变窄"的结果。
 #
 # ## 试一试
 #

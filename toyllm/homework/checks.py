@@ -681,7 +681,7 @@ def _adv_example(cases, got, want):
 
 SURROGATE_RATIOS = np.array([0.5, 0.75, 0.79, 0.81, 0.9, 1.0, 1.1, 1.19, 1.21, 1.27, 1.29, 1.5, 2.0])
 SURROGATE_CASES = ((0.2, 0.2), (0.2, 0.28), (0.1, 0.3))
-"""check_clipped_surrogate 试的比率 ρ（包括裁剪边界两侧）和 (eps_low, eps_high)；优势取 +1.5 和 −0.7。"""
+"""check_clipped_surrogate 试的重要性比率 ρ（包括裁剪边界两侧）和 (eps_low, eps_high)；优势取 +1.5 和 −0.7。"""
 
 
 def _surrogate(rho, adv, el, eh, kind="right"):
@@ -738,7 +738,7 @@ def _check_clipped_surrogate(name, fn):
         got.append(_as_array(out))
     want = [clipped_surrogate(rho, adv, el, eh).loss for rho, adv, el, eh in cases]
     if _all_close(got, want):
-        return _passed(name, f"通过（{len(SURROGATE_RATIOS)} 个比率 × 正负优势 × {len(cases)} 组 (ε_low, ε_high)，"
+        return _passed(name, f"通过（{len(SURROGATE_RATIOS)} 个重要性比率 × 正负优势 × {len(cases)} 组 (ε_low, ε_high)，"
                              "包括裁剪边界两侧）")
     if any(g is None for g in got):
         return _failed(name, "你的函数没有返回数组（是不是忘了 return？）")

@@ -112,7 +112,8 @@ class RLConfig:
     reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
-                                  "verl actor.entropy_coeff；TRL 没有这一项")
+                                  "verl actor.entropy_coeff；TRL 的 GRPOConfig 没有熵奖励（查于 huggingface/trl 主分支 2026 年初的 "
+                                  "grpo_config.py；它的 top_entropy_quantile 只在损失里保留高熵 token，不是熵奖励）")
     temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
                                  "TRL temperature。熵、KL 按这个温度算；留出题上的精确 pass@1 总是按温度 1 算")
     optimizer: str = _option(
@@ -269,7 +270,7 @@ OPTION_NAMES = {f.name: f.metadata["name"] for f in dataclasses.fields(RLConfig)
 
 _BASE = RLConfig()
 PRESETS = types.MappingProxyType({
-    # REINFORCE：奖励直接当权重，没有基线（CS336 作业 5 的 no_baseline）
+    # 无基线：奖励直接当权重，每份解答按步平均（CS336 作业 5 的 no_baseline）；不是 Williams 按步求和的 REINFORCE
     "reinforce": _BASE.replace(advantage="none"),
     # RLOO：留一法基线（TRL RLOOTrainer；verl adv_estimator=rloo）
     "rloo": _BASE.replace(advantage="rloo"),
@@ -279,7 +280,7 @@ PRESETS = types.MappingProxyType({
     "dr_grpo": _BASE.replace(advantage="mean", loss_agg="constant"),
     # PPO 式更新：每批更新 μ = 4 次、对称裁剪 0.2、整批标准化优势、按步平均、带 KL 惩罚（没有 critic，用组平均基线）
     "ppo": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04),
-    # DAPO：clip-higher（0.2 / 0.28）、动态采样、按步平均、没有 KL；μ = 4 让比率能离开 1
+    # DAPO：clip-higher（0.2 / 0.28）、动态采样、按步平均、没有 KL；μ = 4 让重要性比率能离开 1
     # （默认 lr = 2 时离开得很少，裁剪几乎不发生；notebook 06 用 lr = 30 才看得到裁剪和 clip-higher 的效果）
     "dapo": _BASE.replace(loss_agg="token-mean", mu=4, eps_high=0.28, dynamic_sampling=True),
     # ---- 第 6 讲 8.5–8.9 节 ----

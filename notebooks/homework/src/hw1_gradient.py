@@ -7,7 +7,7 @@
 # - 用**有限差分**检查自己的梯度，再用包里算出的**精确梯度**检查 REINFORCE 的采样估计；
 # - 用控制面板看：基线（baseline）什么时候让梯度估计的方差变小，什么时候反而变大。
 #
-# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）的「梯度推导」和「策略梯度」两节。
+# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）第 4 节「梯度：从一步到一道题，再到策略梯度定理」。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
 # 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
@@ -179,11 +179,11 @@ else:
 # %% [markdown]
 # ## 第三部分：和精确梯度比较
 #
-# 强化学习要让期望奖励 $J = \frac{1}{P}\sum_i P(\text{第 } i \text{ 题做对})$ 变大。
+# 强化学习要让期望奖励 $J = \frac{1}{P}\sum_i \Pr(\text{第 } i \text{ 题做对})$ 变大（$P$ 是题目个数）。
 # 对数导数技巧（log-derivative trick）说 $\nabla P(\text{做对}) = \mathbb{E}\big[R \, \nabla \log P(\text{解答})\big]$，
 # $R$ 是做对得 1、做错得 0 的奖励。所以每道题采 $n$ 份解答，
 #
-# $$\hat g = \frac{1}{P}\sum_i \frac{1}{n}\sum_{k=1}^{n} R_{ik}\, \nabla \log P(\text{解答}_{ik})$$
+# $$\hat g = \frac{1}{P}\sum_i \frac{1}{n}\sum_{k=1}^{n} R_{ik}\, \nabla \log \Pr(\text{解答}_{ik})$$
 #
 # 就是 $\nabla J$ 的一个**无偏估计**（REINFORCE）。真实的大模型只能这样估计；这个玩具还能把 $\nabla J$
 # **精确地**算出来（`toyllm.exact.grad_expected_reward`）。下面用你的 `solution_grad` 做估计，

@@ -7,8 +7,8 @@
 # - 实现一轮**拒绝采样微调**（STaR 不带"合理化"的一轮）：让模型自己做题，只留做对的解答，在上面做 SFT；
 # - 和包里的实现（`toyllm.estimators.pass_at_k`、`toyllm.imitation`）逐个比较，再连做几轮，看 pass@1 怎么涨。
 #
-# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）的「评估：pass@k」和
-# 「SFT、STaR 与拒绝采样」两节。
+# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）第 2 节「规模与测试时计算」和
+# 第 5 节「模仿自己：SFT、STaR、拒绝采样微调、专家迭代」。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
 # 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
@@ -54,7 +54,9 @@ print("画图用的中文字体：", use_chinese_font())
 # $$\widehat{\text{pass@}k} = 1 - \frac{\binom{n-c}{k}}{\binom{n}{k}}, \qquad
 # \mathbb{E}\big[\widehat{\text{pass@}k}\big] = 1 - (1-p)^k \quad (p = \text{这道题做对的概率}).$$
 #
-# 当 $n - c < k$ 时（错的不到 $k$ 份），随便挑 $k$ 份一定有对的，估计就是 1。
+# 当 $n - c < k$ 时（错的不到 $k$ 份），随便挑 $k$ 份一定有对的，估计就是 1。这不是要另算的特例：
+# 这时 $\binom{n-c}{k} = 0$（`math.comb(n - c, k)` 也返回 0），上面的公式本身就给出 1。单独写一个 `if` 只是读起来更清楚。
+# 公式要求 $0 \le c \le n$、$1 \le k \le n$。
 #
 # **任务 1**：实现 `pass_at_k_unbiased(n, c, k)`。可以用 `math.comb`；$n$ 很大时不要算阶乘（会溢出）。
 

@@ -8,8 +8,8 @@
 # - 把你的两个函数换进包里的训练循环 `toyllm.rl.train`，和包里的实现比较；
 # - 用控制面板探索学习率、组大小、$\epsilon$、$\mu$、$\beta$、动态采样……对训练的影响。
 #
-# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）的「REINFORCE、RLOO、GRPO」
-# 和「PPO 裁剪、KL 与 DAPO」两节。
+# 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）第 6 节「REINFORCE、RLOO、GRPO、Dr. GRPO：优势与它们的偏差」
+# 和第 7 节「PPO 的裁剪、旧策略与 μ；KL 与 k1/k2/k3」。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
 # 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
@@ -91,7 +91,7 @@ if ok_adv:
 # %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-task2", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## 第二部分：裁剪替代损失
 #
-# 每批数据更新 $\mu$ 次时，后几次更新用的参数已经和采样时不同了。比率 $\rho = \pi_\theta(a \mid c) / \pi_\text{old}(a \mid c)$
+# 每批数据更新 $\mu$ 次时，后几次更新用的参数已经和采样时不同了。重要性比率 $\rho = \pi_\theta(a \mid c) / \pi_\text{old}(a \mid c)$
 # 衡量这一步的概率变了多少。PPO / GRPO 的损失（每一步一个数）是
 #
 # $$\ell = -\min\Big(\rho A,\ \mathrm{clip}\big(\rho,\ 1-\epsilon_\text{low},\ 1+\epsilon_\text{high}\big) A\Big).$$
@@ -113,7 +113,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 
 
 # %% [markdown]
-# **检查**：13 个比率（包括裁剪边界两侧）× 正负两种优势 × 3 组 $(\epsilon_\text{low}, \epsilon_\text{high})$。
+# **检查**：13 个重要性比率（包括裁剪边界两侧）× 正负两种优势 × 3 组 $(\epsilon_\text{low}, \epsilon_\text{high})$。
 
 # %% nbgrader={"grade": true, "grade_id": "check_clipped_surrogate", "locked": true, "points": 5, "schema_version": 3, "solution": false, "task": false}
 ok_surr = check_clipped_surrogate(clipped_surrogate)
@@ -136,7 +136,7 @@ for ax, a in zip(axes, (1.0, -1.0)):
     for x in (0.8, 1.28):
         ax.axvline(x, color="C3", lw=0.8, ls=":")
     ax.set_title(f"A = {a:+g}")
-    ax.set_xlabel("比率 ρ")
+    ax.set_xlabel(r"重要性比率 $\rho$")
     ax.set_ylabel("每步损失")
     ax.legend()
     ax.grid(alpha=0.3)
@@ -155,12 +155,15 @@ train_set, heldout = default_problems(0)
 config = preset("grpo", iterations=40, batch_problems=16, lr=5.0, mu=4, eps_high=0.28)
 mine = {"advantage_fn": group_advantages if ok_adv else None,
         "surrogate_fn": clipped_surrogate if ok_surr else None}
-if not (ok_adv and ok_surr):
-    print("（没通过检查的函数先用包里的版本代替）")
+# 第二列用的是谁的函数：没通过检查的那个，用的是包里的版本
+mine_label = {(True, True): "你的实现", (True, False): "你的优势 + 包里的替代损失",
+              (False, True): "包里的优势 + 你的替代损失",
+              (False, False): "包里的实现（你的还没通过）"}[(bool(ok_adv), bool(ok_surr))]
 package_model, mine_model = TrainableLLM(1e9), TrainableLLM(1e9)
 hist_package = train(package_model, config, train_set, heldout)
 hist_mine = train(mine_model, config, train_set, heldout, **mine)
-print("迭代    包里的实现    你的实现（留出题上的精确 pass@1）")
+print(f"留出题上的精确 pass@1。第一列：包里的实现；第二列：{mine_label}")
+print("迭代    包里的实现    第二列")
 for i in range(0, config.iterations, 10):
     print(f"{hist_package['iteration'][i]:>4}{hist_package['pass1_exact'][i]:>14.4f}{hist_mine['pass1_exact'][i]:>14.4f}")
 gap = np.abs(np.array(hist_package["pass1_exact"]) - np.array(hist_mine["pass1_exact"])).max()
@@ -187,8 +190,9 @@ for mu in (1, 4, 8):
 #
 # 每次松开滑块（或者点「运行」），面板都用新的设置**从头训练**一遍，画出：留出题上的精确 pass@1 和训练时采样的
 # pass@1；熵和到参考策略的精确 KL；训练前后每个情境选「正确」的概率。下拉框「优势和替代损失用」可以在
-# 包里的实现和你的实现之间切换（你的函数通过检查后才有这个选项）。你写的只是 GRPO 的优势，所以选「你写的」时
-# 「优势」下拉框用不上；想比较几种优势，要先选「包里的」。（运行这个单元格以后才会出现面板。）
+# 「包里的参考实现」和「你写的函数」之间切换（至少一个函数通过检查后才有这个下拉框；没有它时，面板运行的是包里的参考实现）。
+# 面板输出的第一句总写明正在运行谁的实现。你写的优势函数只算 GRPO 的优势，所以选「你写的函数」而你的优势函数通过了检查时，
+# 「优势」下拉框会变灰，标成"优势（你写的函数代替，此项不用）"；想比较几种优势，要先选「包里的参考实现」。（运行这个单元格以后才会出现面板。）
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -207,7 +211,7 @@ grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_f
 #
 # ## 试一试
 #
-# 1. 在面板里先把「优势和替代损失用」选成「包里的」（选「你写的」时「优势」下拉框不起作用），再把「优势」
+# 1. 在面板里先把「优势和替代损失用」选成「包里的参考实现」（选「你写的函数」时「优势」下拉框不起作用），再把「优势」
 #    从 GRPO 换成"无基线（REINFORCE）"，其他不变：pass@1 涨得更快还是更慢？熵呢？
 # 2. 把 $\mu$ 调到 4，再把 $\epsilon_\text{high}$ 从 0.2 调到 0.28（clip-higher）：熵下降得慢一些吗？
 # 3. 打开「动态采样」并把模型调大到 1e11（大部分组全对）：和不打开相比，每次迭代多采样了多少份？
