@@ -171,7 +171,7 @@ def test_grpo_dashboard_in_a_real_browser(jupyterlab):
             page.wait_for_function("() => [...document.querySelectorAll('.widget-output')]"
                                    ".some(e => e.innerText.includes('30 次迭代') && e.querySelector('img'))")
             before = output.inner_text()
-            assert "30 次迭代" in before and "精确 pass@1" in before
+            assert "30 次迭代" in before and "路径 pass@1" in before
 
             # 改滑块的值：在滑块的读数框里输入 10，回车（continuous_update=False：回车 / 松开才触发）
             readout = slider.locator(".widget-readout")

@@ -43,7 +43,7 @@ def _arrays(obj):
 
 
 def fingerprints():
-    """出题、采样（逐个与向量化）、SFT、评估、精确 pass@1、每个 RL 预设的训练记录和参数。"""
+    """出题、采样（逐个与向量化）、SFT、评估、路径 pass@1、每个 RL 预设的训练记录和参数。"""
     out = {}
     problems = make_problem_set(random.Random(0), 120, 1, MAX_STEPS)
     out["problems"] = _digest(problems)

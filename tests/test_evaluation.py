@@ -187,7 +187,7 @@ def test_compare_exact_sampled(problems):
     assert abs(r.steps_right.value - r.exact) < 4.5 * r.steps_right.stderr
     assert 0 <= r.repaired < 0.01
     assert r.sampled.value == pytest.approx(r.steps_right.value + r.repaired)
-    assert "精确 pass@1" in str(r)
+    assert "路径 pass@1" in str(r)
 
 
 def test_sampling_stderr_formula():

@@ -1,5 +1,5 @@
 """
-toyllm.exact：精确的 pass@1 / pass@k、期望奖励的精确梯度（对照有限差分和策略梯度定理）、正确路径上的熵。
+toyllm.exact：路径 pass@1 / pass@k、期望奖励的精确梯度（对照有限差分和策略梯度定理）、正确路径上的熵。
 """
 
 import itertools

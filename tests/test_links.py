@@ -125,8 +125,8 @@ def test_internal_links_resolve(path):
 # -----------------------------------------------------------------------------
 @pytest.mark.parametrize("path", SOURCES, ids=_rel)
 def test_urls_are_delimited(path):
-    text = re.sub(r"`[^`\n]*`", "", _text(path))
-    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = re.sub(r"```.*?```", "", _text(path), flags=re.S)       # 先去掉代码块，再去掉行内代码
+    text = re.sub(r"`[^`\n]*`", "", text)
     bare = [m.group(0) for m in re.finditer(r"(?<![(<])https?://[^\s)>]+", text)]
     assert not bare, f"{_rel(path)}：裸网址要写成 <网址> 或 [文字](网址)：{bare}"
 
@@ -145,7 +145,12 @@ def numbered_headings(text):
 
 
 LECTURE06 = numbered_headings(L06.read_text(encoding="utf-8"))
-NOTEBOOK_HEADINGS = {p.stem[:2]: numbered_headings(_text(p)) for p in NB_SRC}
+def _nb_key(path):
+    """notebook 的编号："06_ppo_kl_dapo" → "06"，"06b_critic_gspo_cispo" → "06b"。"""
+    return path.stem.split("_")[0]
+
+
+NOTEBOOK_HEADINGS = {_nb_key(p): numbered_headings(_text(p)) for p in NB_SRC}
 
 NUM = r"(\d+(?:\.\d+)?)"
 NAME = r"(?:\s*「([^」]+)」)?"
@@ -199,9 +204,9 @@ def test_notebooks_cite_lecture_sections_by_their_numbers_and_names(path):
 @pytest.mark.parametrize("path", NB_SRC, ids=_rel)
 def test_notebooks_cite_their_own_and_other_notebooks_sections(path):
     text = _without_code(_text(path))
-    own = NOTEBOOK_HEADINGS[path.stem[:2]]
+    own = NOTEBOOK_HEADINGS[_nb_key(path)]
     bad = []
-    for m in re.finditer(rf"第 ?(\d\d) ?个 notebook ?(?:的)?第 ?{NUM} ?节", text):
+    for m in re.finditer(rf"第 ?(\d\d[a-z]?) ?个 notebook ?(?:的)?第 ?{NUM} ?节", text):
         other = NOTEBOOK_HEADINGS.get(m.group(1), {})
         if m.group(2) not in other:
             bad.append(f"「{m.group(0)}」：notebook {m.group(1)} 没有这一节")
@@ -221,7 +226,7 @@ def test_references_to_notebook_sections_exist(path):
     """"notebook 07 第 3.2 节"、"第 05 个 notebook 第 2 节"：那个 notebook 有这个编号的标题。"""
     text = _without_code(_text(path))
     bad = []
-    for m in re.finditer(rf"(?:notebook (\d\d)|第 ?(\d\d) ?个 notebook ?(?:的)?) ?第 ?{NUM} ?节", text):
+    for m in re.finditer(rf"(?:notebook (\d\d[a-z]?)|第 ?(\d\d[a-z]?) ?个 notebook ?(?:的)?) ?第 ?{NUM} ?节", text):
         nb = m.group(1) or m.group(2)
         if m.group(3) not in NOTEBOOK_HEADINGS.get(nb, {}):
             bad.append(f"「{m.group(0)}」：notebook {nb} 没有这一节")

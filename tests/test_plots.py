@@ -141,7 +141,7 @@ def test_plot_training_curves_accepts_any_mapping(caplog):
     fig, bad = render(lambda: plot_training_curves(hist), caplog)
     assert not bad
     got = titles(fig)
-    assert got[:3] == ["精确 pass@1", "熵（nats）", "my_metric"] and got[-1] == "训练曲线"
+    assert got[:3] == ["路径 pass@1", "熵（nats）", "my_metric"] and got[-1] == "训练曲线"
     assert fig.axes[0].get_xlabel() == "迭代次数"
     axes2 = plot_training_curves({"reward": [0.1, 0.2]}, columns=["reward"], labels={"reward": "奖励"})
     assert len(axes2) == 1 and axes2[0].get_title() == "奖励"
@@ -152,8 +152,8 @@ def test_plot_training_curves_groups_columns_in_one_panel(caplog):
     fig, bad = render(lambda: plot_training_curves(hist, columns=[("pass1_exact", "pass1_sampled"), "entropy"]), caplog)
     assert not bad
     ax = fig.axes[0]
-    assert ax.get_title() == "精确 pass@1、采样 pass@1" and len(ax.get_lines()) == 2
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["精确 pass@1", "采样 pass@1"]
+    assert ax.get_title() == "路径 pass@1、采样 pass@1" and len(ax.get_lines()) == 2
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["路径 pass@1", "采样 pass@1"]
     assert fig.axes[1].get_title() == "熵（nats）" and fig.axes[1].get_legend() is None
     with pytest.raises(ValueError, match="kl"):
         plot_training_curves(hist, columns=[("pass1_exact", "kl")])
@@ -164,7 +164,7 @@ def test_plot_exact_vs_sampled(problems, caplog):
     fig, bad = render(lambda: plot_exact_vs_sampled(results), caplog)
     assert not bad
     ax = fig.axes[0]
-    assert ax.get_title() == "精确 pass@1 与采样估计（95% 置信区间）"
+    assert ax.get_title() == "路径 pass@1 与采样估计（95% 置信区间）"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["100M", "10B"]
 
 

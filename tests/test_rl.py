@@ -318,7 +318,7 @@ def test_dynamic_sampling_respects_the_cap():
 
 
 def test_grpo_default_reaches_090_and_entropy_falls(problems):
-    """默认设置（GRPO 预设，200 次迭代）把 1B 模型留出题上的精确 pass@1 从约 0.44 提到 0.9 以上。"""
+    """默认设置（GRPO 预设，200 次迭代）把 1B 模型留出题上的路径 pass@1 从约 0.44 提到 0.9 以上。"""
     train_set, paths = problems
     model = TrainableLLM(1e9)
     hist = train(model, RLConfig(), train_set, paths)

@@ -116,7 +116,7 @@ def test_grpo_logic_trains_and_draws():
     assert hist.meta["final_pass1_exact"] > hist.meta["start_pass1_exact"] + 0.05
     assert np.array_equal(hist.meta["start_model"].params, np.zeros((12, 3)))
     assert hist.meta["model"].params.any()
-    assert _titles(fig) == ["精确 pass@1、采样 pass@1", "熵（nats）、KL（精确）", "每个情境选「正确」的概率"]
+    assert _titles(fig) == ["路径 pass@1、采样 pass@1", "熵（nats）、KL（精确）", "每个情境选「正确」的概率"]
     assert "15 次迭代" in hist.meta["text"] and _no_pyplot_figures()
     assert hist.meta["text"].startswith("实现：用包里的参考实现")
     again, _ = run_grpo_dashboard_logic(iters=15, seed=0)

@@ -1,12 +1,12 @@
 """
-评估的速度：精确 pass@1（1000 道题）要多久，采样评估每秒能做多少份解答。
+评估的速度：路径 pass@1（1000 道题）要多久，采样评估每秒能做多少份解答。
 
 【用法】（在仓库根目录）
     .venv/bin/python tools/bench_eval.py              # 默认：1000 道 3~8 步的题，重复 50 次取中位数
     .venv/bin/python tools/bench_eval.py --problems 5000 --repeats 20
 
 【思路】计时用 time.perf_counter，每项重复多次取**中位数**（不受偶尔的系统抖动影响）。
-    精确 pass@1 分两种情况报告：
+    路径 pass@1 分两种情况报告：
         · 从 list of Problem 开始（要先用 Python 把题目沿正确路径拆成数组：correct_paths）；
         · 已经有了 CorrectPaths（同一批题反复评估时，RL 训练里就是这样）：只剩 numpy 的数组运算。
     这些都是"走对路径的概率"；answer_probs（答对的概率，所有路径都算）慢得多，只重复几次。
@@ -42,7 +42,7 @@ def median_time(fn, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="评估速度：精确 pass@1 与采样评估的吞吐量")
+    parser = argparse.ArgumentParser(description="评估速度：路径 pass@1 与采样评估的吞吐量")
     parser.add_argument("--problems", type=int, default=1000, help="题数（默认 1000）")
     parser.add_argument("--repeats", type=int, default=50, help="每项重复几次取中位数（默认 50）")
     parser.add_argument("--n", type=int, default=16, help="采样评估时每道题的样本数（默认 16）")

@@ -208,7 +208,7 @@ def render_blocks(numbers):
 
     t = numbers["test_time_compute"]
     lines = [f"每道题采样 {t['n']} 次，{t['problems']} 道题。maj@k 是采样估计（± 后是标准误）。", "",
-             "| 模型 | k | 推理计算量（k × 参数量） | 精确 pass@k | maj@k |", "|---|---|---|---|---|"]
+             "| 模型 | k | 推理计算量（k × 参数量） | 路径 pass@k | maj@k |", "|---|---|---|---|---|"]
     for row in t["rows"]:
         lines.append(f"| {fmt_size(row['size'])} | {row['k']} | {fmt_size(row['compute'])} | "
                      f"{_f(row['exact_pass_at_k'])} | {_f(row['maj_at_k'])} ± {_f(row['maj_at_k_se'])} |")
@@ -220,7 +220,7 @@ def render_blocks(numbers):
         f"lr = {g['lr']:g}），{g['iterations']} 次迭代，{g['n_train']} 道训练题，{g['n_heldout']} 道留出题，"
         f"一共采样 {g['samples']} 份解答。", "",
         "| 量 | 第一次迭代 | 最后一次迭代 |", "|---|---|---|",
-        f"| 留出题上的精确 pass@1 | {_f(g['pass1_start'])}（训练前） | {_f(g['pass1_end'])} |",
+        f"| 留出题上的路径 pass@1 | {_f(g['pass1_start'])}（训练前） | {_f(g['pass1_end'])} |",
         f"| 策略的平均熵（nats） | {_f(g['entropy_first'])} | {_f(g['entropy_last'])} |",
         f"| 奖励全相同的组的比例 | {_f(g['zero_std_first'])} | {_f(g['zero_std_last'])} |",
     ])
@@ -230,7 +230,7 @@ def render_blocks(numbers):
              f"{c['iterations']} 次迭代；每种裁剪跑 {len(c['seeds'])} 个种子，下表是平均值。"
              f"熵取最后 {c['last']} 次迭代的平均。"
              f"\"bug 不咬人的情境\"指在正确路径上 bug 总是恰好算对的情境：{''.join('「' + n + '」' for n in c['harmless_contexts'])}。", "",
-             "| 裁剪 | 熵（nats） | 最终精确 pass@1 | bug 不咬人的情境里 π(bug) | 其余情境里 π(bug) | 上界裁剪比例 |",
+             "| 裁剪 | 熵（nats） | 最终路径 pass@1 | bug 不咬人的情境里 π(bug) | 其余情境里 π(bug) | 上界裁剪比例 |",
              "|---|---|---|---|---|---|"]
     for row in c["rows"]:
         name = "对称" if row["eps_high"] == 0.2 else "clip-higher"
@@ -240,7 +240,7 @@ def render_blocks(numbers):
     blocks["clip_higher"] = "\n".join(lines)
 
     s = numbers["sigmoid_fit"]
-    lines = ["每个基座用默认的 `grpo` 预设训练；横轴 C 是累计采样的解答数，纵轴是留出题上的精确 pass@1。", "",
+    lines = ["每个基座用默认的 `grpo` 预设训练；横轴 C 是累计采样的解答数，纵轴是留出题上的路径 pass@1。", "",
              f"| 基座 | $R_0$ | $A$ | $B$ | $C_{{\\text{{mid}}}}$（解答数） | 拟合误差（RMSE） | "
              f"到 pass@1 ≥ {s['target']:g} 用的解答数 |",
              "|---|---|---|---|---|---|---|"]
@@ -337,7 +337,7 @@ def draw_figures(data, out):
     ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("RL 计算量 C（累计采样的解答数）")
-    ax.set_ylabel("留出题上的精确 pass@1")
+    ax.set_ylabel("留出题上的路径 pass@1")
     ax.set_title("RL 计算量与 pass@1：点是训练记录，线是 S 形拟合")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")

@@ -8,8 +8,8 @@ python -m toyllm bench：同一个 GRPO 训练跑两遍，比较朴素 Python �
     · 朴素循环按参考模块的写法：model.generate 一步一步采样，step_records / probs_for 重建每一步的情境和概率，
       add_grad 把每一步的梯度加进字典，apply_grads 更新 Δ。
     · 引擎（toyllm.rl.train，预设 "grpo"）：所有题 × 所有份 × 所有步放在 numpy 数组里一起算，梯度用 np.bincount 合并；
-      它每次迭代还顺便算了留出题上的精确 pass@1、熵、KL 等记录，朴素循环没有做这些。
-    两边的随机数用法不同（random.Random 和 numpy），所以训练轨迹不同，但最后的精确 pass@1 应该差不多。
+      它每次迭代还顺便算了留出题上的路径 pass@1、熵、KL 等记录，朴素循环没有做这些。
+    两边的随机数用法不同（random.Random 和 numpy），所以训练轨迹不同，但最后的路径 pass@1 应该差不多。
     速度目标：引擎至少快 25 倍，并且 GRPO 在 2 核的机器上 0.2 秒以内跑完。之后同样的工作量（50 次迭代 × 32 题 × G = 8）
     把每个预设各跑几遍，打印最快的一次（DAPO 的动态采样会多采几批，PPO / DAPO 每批更新 μ = 4 次）。
     计时只在这里打印，不写成单元测试。
@@ -80,7 +80,7 @@ def run(size=1e9, seed=0, out=print, repeats=5):
     cfg = preset("grpo", iterations=ITERATIONS, batch_problems=BATCH_PROBLEMS, group_size=GROUP_SIZE, seed=seed)
     start = exact_pass_at_1(TrainableLLM(size), paths)
     out(f"同一个 GRPO 训练：{ITERATIONS} 次迭代 × {BATCH_PROBLEMS} 题 × G = {GROUP_SIZE}，{TrainableLLM(size).name} 模型，"
-        f"学习率 {cfg.lr:g}；训练前留出题上的精确 pass@1 = {start:.3f}")
+        f"学习率 {cfg.lr:g}；训练前留出题上的路径 pass@1 = {start:.3f}")
 
     train(TrainableLLM(size), cfg.replace(iterations=2), train_set, paths)          # 预热（第一次调用的额外开销）
     engine_times, engine_model = [], None
@@ -106,8 +106,8 @@ def run(size=1e9, seed=0, out=print, repeats=5):
     p_plain, p_engine = exact_pass_at_1(plain_model, paths), exact_pass_at_1(engine_model, paths)
     ratio = plain_s / engine_s if engine_s > 0 else math.inf
     out(f"朴素 Python 循环（generate / step_records / probs_for / add_grad / apply_grads）：{plain_s:.3f} 秒，"
-        f"训练后精确 pass@1 = {p_plain:.3f}")
-    out(f"向量化引擎（toyllm.rl.train）：{engine_s:.3f} 秒（{len(engine_times)} 次里最快的一次），训练后精确 pass@1 = {p_engine:.3f}")
+        f"训练后路径 pass@1 = {p_plain:.3f}")
+    out(f"向量化引擎（toyllm.rl.train）：{engine_s:.3f} 秒（{len(engine_times)} 次里最快的一次），训练后路径 pass@1 = {p_engine:.3f}")
     out(f"引擎快 {ratio:.1f} 倍。目标：≥ 25 倍{'（达到）' if ratio >= 25 else '（没达到）'}，"
         f"引擎 < 0.2 秒{'（达到）' if engine_s < 0.2 else '（没达到）'}。")
     close = abs(p_plain - p_engine) < 0.05

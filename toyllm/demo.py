@@ -52,7 +52,7 @@ def run_demo(seed=0, out=print):
     after = exact_pass_at_1(trained, problems)
     out(f"保留了 {len(data)} 份做对的解答。")
     out(context_table(model, trained))
-    out(f"测试题上的精确 pass@1：{exact:.3f} → {after:.3f}")
+    out(f"测试题上的路径 pass@1：{exact:.3f} → {after:.3f}")
     big = exact_pass_at_1(ToyLLM(1e12), problems)
     out(f"（对照：1T 的基础模型是 {big:.3f}）")
     return exact, after

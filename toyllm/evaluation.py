@@ -558,7 +558,7 @@ def evaluate_sampled(model, problems, n, rng, ks=None, temperature=1.0, verifier
 @dataclass(frozen=True)
 class ExactVsSampled:
     """
-    同一批题上的精确 pass@1 和采样估计。
+    同一批题上的路径 pass@1 和采样估计。
 
     【属性】name；exact：精确值（每一步都对的概率，float）；sampled：采样的 pass@1（最终答案对），Estimate，
         标准误只含采样的波动（见 compare_exact_sampled）；steps_right：采样里"每一步都对"的比例（Estimate），
@@ -574,7 +574,7 @@ class ExactVsSampled:
     n: int
 
     def __str__(self):
-        return (f"{self.name}：精确 pass@1 = {self.exact:.4f}，采样估计 = {self.sampled:.4f}"
+        return (f"{self.name}：路径 pass@1 = {self.exact:.4f}，采样估计 = {self.sampled:.4f}"
                 f"（{self.sampled.level:.0%} 区间 [{self.sampled.ci_low:.4f}, {self.sampled.ci_high:.4f}]），"
                 f"相差 {self.z:+.2f} 个标准误")
 
@@ -601,7 +601,7 @@ def sampling_stderr(correct):
 
 def compare_exact_sampled(model, problems, n, rng, temperature=1.0, level=LEVEL):
     """
-    精确的 pass@1 和采样估计放在一起：估计值、它的误差棒、以及它要估计的真值。
+    路径 pass@1 和采样估计放在一起：估计值、它的误差棒、以及它要估计的真值。
 
     【思路】采样 n 次的平均是真正 pass@1 的无偏估计。精确值（exact_pass_at_1）算的是"每一步都对"的概率，
         比真正的 pass@1 少了"写错以后又被后面的错误碰巧修好"的样本 —— 这里把这个比例（repaired）也数出来：

@@ -1,5 +1,5 @@
 """
-精确计算：不采样，直接从每个情境的概率算出"走对路径的概率"和"答对的概率"（第 6 讲 §2.3"精确的 pass@k"）。
+精确计算：不采样，直接从每个情境的概率算出"走对路径的概率"和"答对的概率"（第 6 讲 §2.3"路径 pass@k"）。
 
 【思路】沿着**正确的**解题路径走：第 t 步的输入是正确值，情境 c_t 固定，这一步"做对"的概率是
         P(第 t 步对) = π(correct | c_t) + π(bug | c_t) · 1[这一步 bug 恰好不咬人]
@@ -15,8 +15,8 @@
     J(Δ) = (1/P) Σ_i p_i（p_i 是走对路径的概率）是 Δ 的一个光滑函数，它对每个 Δ 的梯度也能精确写出来（grad_expected_reward），
     这是 REINFORCE、GRPO 这些**估计**想要逼近的"真梯度"。推导只用到 softmax 的导数：
         ∂π_j / ∂z_k = π_j (1[j = k] − π_k)
-        r_t = π_c + π_b · b_t（b_t = 1[bug 不咬人]）  ⇒  ∂r_t / ∂z_k = w_k − r_t π_k，  w = (π_c, b_t π_b, 0)
-        p = ∏_t r_t（乘积法则） ⇒  ∂p / ∂z_t = (∏_{s≠t} r_s) · ∂r_t / ∂z_t = p · ∂ log r_t / ∂z_t
+        s_t = π_c + π_b · b_t（b_t = 1[bug 不咬人]）  ⇒  ∂s_t / ∂z_k = w_k − s_t π_k，  w = (π_c, b_t π_b, 0)
+        p = ∏_t s_t（乘积法则） ⇒  ∂p / ∂z_t = (∏_{u≠t} s_u) · ∂s_t / ∂z_t = p · ∂ log s_t / ∂z_t
     同一情境在所有题、所有步里共享同一个 Δ，所以把每一步的贡献按情境加起来；z = (logits + Δ) / 温度，再乘 1 / 温度。
 """
 
@@ -90,7 +90,7 @@ def step_right_probs(model, paths, temperature=1.0):
 
 def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
     """
-    走对路径的概率（"精确 pass@1"的快速版本）：每道题"每一步都对"的概率，再对题目取平均。
+    走对路径的概率（"路径 pass@1"的快速版本）：每道题"每一步都对"的概率，再对题目取平均。
 
     【思路】见模块说明：P(全对) = ∏_t [π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]]。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem 或 CorrectPaths；
@@ -218,7 +218,7 @@ def _answer_dp(model, problems, temperature, name, grad=False):
 
 def answer_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
     """
-    答对的精确 pass@k：每道题 1 − (1 − q)^k，q = answer_probs 算出的答对概率（所有路径），再对题目取平均。
+    答对的路径 pass@k：每道题 1 − (1 − q)^k，q = answer_probs 算出的答对概率（所有路径），再对题目取平均。
 
     【思路】和 exact_pass_at_k 相同的公式，只是把"走对路径的概率 p"换成"答对的概率 q"。
     【参数】【返回】同 exact_pass_at_k（problems 只能是 list of Problem）
@@ -335,7 +335,7 @@ def mean_log_reward(model, problems, temperature=1.0):
 
 
 def _step_derivs(model, paths, temperature):
-    """每一步的 r_t (P, L) 和 ∂r_t/∂z (P, L, 3)（z 是除以温度以后的 logits）。"""
+    """每一步做对的概率 s_t (P, L) 和 ∂s_t/∂z (P, L, 3)（z 是除以温度以后的 logits）。"""
     probs = path_probs(model, paths, temperature)
     bug = paths.bug_ok.astype(float)
     r = probs[..., 0] + probs[..., 1] * bug
@@ -359,12 +359,12 @@ def grad_expected_reward(model, problems, temperature=1.0, per_problem=False):
     """
     J(Δ) = (1/P) Σ_i p_i（p_i = 走对路径的概率，见 expected_reward）对每个 Δ 的**精确**梯度，形状 (12, 3)，第 i 行对应 CONTEXTS[i]。
 
-    【思路】见模块说明。p_i = ∏_t r_t，乘积法则：
-            ∂p_i / ∂Δ_{c,k} = (1/温度) Σ_{t: c_t = c} (∏_{s≠t} r_s) · (w_{t,k} − r_t π_{t,k})
-        数学上 r_t 总是 > 0（softmax 的概率都是正的），所以它等于 p_i · Σ_t ∂ log r_t / ∂z ——
-        "整道题的梯度 = 各步 log 梯度之和 × p"。但浮点数里 r_t 会下溢成 0（Δ 极大或温度极低时），
-        那时 p_i · (∂r_t/∂z) / r_t 是 0 / 0。这里不除以 r_t，而用"除了第 t 步以外的乘积"（前缀积 × 后缀积）：
-        恰好一步下溢成 0 时，p_i = 0，这一步的梯度仍是其余各步的乘积 × ∂r_t/∂z（一般不是 0），其余各步的是 0；
+    【思路】见模块说明。p_i = ∏_t s_t，乘积法则：
+            ∂p_i / ∂Δ_{c,k} = (1/温度) Σ_{t: c_t = c} (∏_{u≠t} s_u) · (w_{t,k} − s_t π_{t,k})
+        数学上 s_t 总是 > 0（softmax 的概率都是正的），所以它等于 p_i · Σ_t ∂ log s_t / ∂z ——
+        "整道题的梯度 = 各步 log 梯度之和 × p"。但浮点数里 s_t 会下溢成 0（Δ 极大或温度极低时），
+        那时 p_i · (∂s_t/∂z) / s_t 是 0 / 0。这里不除以 s_t，而用"除了第 t 步以外的乘积"（前缀积 × 后缀积）：
+        恰好一步下溢成 0 时，p_i = 0，这一步的梯度仍是其余各步的乘积 × ∂s_t/∂z（一般不是 0），其余各步的是 0；
         两步以上下溢时，每个乘积里都有一个 0，梯度全是 0（没有 NaN）。
     【参数】model：ToyLLM 或 TrainableLLM（ToyLLM 看作 Δ = 0）；problems：list of Problem 或 CorrectPaths；
         temperature：> 0；per_problem：True 时返回每道题的 ∂p_i/∂Δ，形状 (P, 12, 3)
@@ -407,19 +407,19 @@ def grad_log_expected_reward(model, problems, temperature=1.0):
 
 def grad_mean_log_reward(model, problems, temperature=1.0):
     """
-    (1/P) Σ_i log p_i 的精确梯度，形状 (12, 3)：(1/P) Σ_i Σ_t ∂ log r_t / ∂Δ。
+    (1/P) Σ_i log p_i 的精确梯度，形状 (12, 3)：(1/P) Σ_i Σ_t ∂ log s_t / ∂Δ。
 
-    【思路】log p_i = Σ_t log r_t 是一个和，梯度就是各步 log 梯度之和：
-            ∂ log r_t / ∂z_k = w_k / r_t − π_k
+    【思路】log p_i = Σ_t log s_t 是一个和，梯度就是各步 log 梯度之和：
+            ∂ log s_t / ∂z_k = w_k / s_t − π_k
         它相当于"让正确路径上的每一步都更可能做对"（很像在正确路径上做 SFT），
         和 ∇J 不同：它对做错概率大的题（p_i 小）给的权重更大。
-    【边界】某一步 r_t = 0 时 log 没有定义，会报错。
+    【边界】某一步 s_t = 0 时 log 没有定义，会报错。
     """
     paths = _as_paths(problems)
     temperature = _grad_temperature(temperature)
     r, dr = _step_derivs(model, paths, temperature)
     if np.any(r <= 0):
-        raise ValueError("有一步做对的概率是 0，log r = −∞；grad_mean_log_reward 只在所有 r_t > 0 时有定义")
+        raise ValueError("有一步做对的概率是 0，log r = −∞；grad_mean_log_reward 只在所有 s_t > 0 时有定义")
     return _scatter(paths, dr / r[..., None] / temperature) / r.shape[0]
 
 

@@ -38,7 +38,7 @@ class History(Mapping):
         画图函数、保存函数（toyllm.checkpoint.save_model(..., history=hist)）也都把它当字典用。
         RL 的列（train 返回的）：
             iteration 第几次迭代（从 1 开始）；reward 这一次采样的平均奖励；
-            pass1_exact 本次更新**之后**的模型在留出题上的精确 pass@1；pass1_sampled 这一次采样的解答里做对的比例；
+            pass1_exact 本次更新**之后**的模型在留出题上的路径 pass@1；pass1_sampled 这一次采样的解答里做对的比例；
             entropy 采样策略在经过的情境上的平均熵；kl_est / kl_exact 采样策略到参考策略的 KL（估计 / 精确）；
             clip_low / clip_high 被裁剪的步的比例（μ 次更新的平均）；zero_std 奖励全相同的组的比例；
             groups 实际用来训练的组数；grad_norm 梯度的范数（μ 次平均）；loss 损失（μ 次平均）；

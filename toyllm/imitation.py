@@ -50,7 +50,7 @@ from .trainable import check_trainable
 _N_CTX = len(CONTEXTS)
 
 IMITATION_COLUMNS = ("iteration", "pass1_exact", "pass1_sampled", "kept", "rationalized", "samples", "entropy", "loss")
-"""模仿学习的 history 列：轮次、本轮之后的精确 pass@1、本轮采样的正确率、留下几份解答、其中几份来自提示、
+"""模仿学习的 history 列：轮次、本轮之后的路径 pass@1、本轮采样的正确率、留下几份解答、其中几份来自提示、
 累计采样数（含提示后的采样）、本轮采样经过的情境上的平均熵、微调后训练数据上的平均每步负对数似然。"""
 
 

@@ -37,7 +37,7 @@ Z95 = NormalDist().inv_cdf(0.975)
 
 COLUMN_LABELS = {
     "iteration": "迭代次数", "round": "轮次", "samples": "累计样本数",
-    "reward": "平均奖励", "pass1_exact": "精确 pass@1", "pass1_sampled": "采样 pass@1",
+    "reward": "平均奖励", "pass1_exact": "路径 pass@1", "pass1_sampled": "采样 pass@1",
     "entropy": "熵（nats）", "kl_est": "KL（估计）", "kl_exact": "KL（精确）",
     "clip_low": "裁剪比例（下界）", "clip_high": "裁剪比例（上界）",
     "zero_std": "奖励全相同的组的比例", "groups": "参与训练的组数",
@@ -196,7 +196,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
     【思路】by="metric"：三张小图 pass@k / maj@k / best-of-k（有噪声的验证器），每张里每个模型一条线 ——
         看"小模型多采样"能不能追上大模型；by="model"：每个模型一张小图，里面是三种用法 —— 看同样多的样本，
         有完美验证器、只能投票、验证器会出错，差多少。精确验证器的 best-of-k 和 pass@k 完全相同，所以不再单独画。
-        虚线是精确的 pass@k = 1 − (1 − p)^k，误差棒是 95% 置信区间。
+        虚线是路径 pass@k = 1 − (1 − p)^k，误差棒是 95% 置信区间。
     【参数】data：inference_curves 的返回值；by："metric" 或 "model"；title：总标题（默认自动生成；给了 axes 时不画）；
         axes：画到已有的坐标轴上（至少和小图一样多：by="metric" 时 3 个，by="model" 时每个模型 1 个）
     【返回】画了图的 Axes 的 numpy 数组（每张小图一个）
@@ -229,7 +229,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
             m = panel
             for i, (key, name) in enumerate(metrics):
                 _errorbar(ax, ks, m[key], m[key + "_se"], color=f"C{i}", label=name)
-            ax.plot(ks, m["exact_pass_at_k"], ls="--", color="k", alpha=0.6, label="精确 pass@k")
+            ax.plot(ks, m["exact_pass_at_k"], ls="--", color="k", alpha=0.6, label="路径 pass@k")
             ax.set_title(_model_label(m))
         _log2_axis(ax, ks)
         ax.set_ylim(0, 1.05)
@@ -240,7 +240,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
         ax.set_visible(False)
     axes[0].set_ylabel("准确率")
     if fig is not None:
-        fig.suptitle(title or f"测试时计算：每道题花 k 个样本（{data.get('problems', '?')} 道题，虚线为精确 pass@k）")
+        fig.suptitle(title or f"测试时计算：每道题花 k 个样本（{data.get('problems', '?')} 道题，虚线为路径 pass@k）")
         _tight_with_suptitle(fig)
     return axes[:len(panels)]
 
@@ -431,9 +431,9 @@ def _numeric(name, values):
 # =============================================================================
 # 精确值 vs 采样估计
 # =============================================================================
-def plot_exact_vs_sampled(results, title="精确 pass@1 与采样估计（95% 置信区间）", ax=None):
+def plot_exact_vs_sampled(results, title="路径 pass@1 与采样估计（95% 置信区间）", ax=None):
     """
-    几个模型的精确 pass@1（横线）和采样估计（带误差棒的点）。
+    几个模型的路径 pass@1（横线）和采样估计（带误差棒的点）。
 
     【参数】results：evaluation.compare_exact_sampled 结果的列表（每个模型一个）；title；
         ax：画到已有的坐标轴上（默认新建一张 SINGLE 大小的图）

@@ -1,7 +1,7 @@
 """
 RL 的计算曲线：表现 R 对 RL 计算量 C 的 S 形曲线（ScaleRL，Khatri et al. 2025），拟合它，读出到目标要多少计算。
 
-【思路】ScaleRL 把训练中的表现 R（玩具里是留出题上的精确 pass@1）对 RL 用掉的计算量 C
+【思路】ScaleRL 把训练中的表现 R（玩具里是留出题上的路径 pass@1）对 RL 用掉的计算量 C
     （玩具里是累计采样的解答数）写成
         R(C) − R0 = (A − R0) / (1 + (C_mid / C)^B)
     R0 是训练开始时的值（已知，不拟合），A 是渐近线，B 是效率（曲线多陡），C_mid 是拿到一半提升需要的计算量。
@@ -174,7 +174,7 @@ def fit_sigmoid(C, R, R0, A=None, A_max=None):
         · 给了 A：渐近线固定为 A，只拟合 B 和 C_mid（知道上限时这样外推更可靠）；
         · 给了 A_max：要求 A ≤ A_max（例如 pass@1 不会超过 1）。先自由拟合；拟合出的 A 超过 A_max 时，
           最优解在边界上，于是改成固定 A = A_max 再拟合一次。
-    【参数】C：计算量，一串正数（例如累计采样的解答数）；R：同样长的一串表现（例如精确 pass@1）；
+    【参数】C：计算量，一串正数（例如累计采样的解答数）；R：同样长的一串表现（例如路径 pass@1）；
         R0：训练开始时的表现（给定，不拟合）；A：None（拟合）或固定的渐近线（≠ R0）；
         A_max：None（不限制）或 A 的上限（> R0）
     【返回】SigmoidFit(A, B, C_mid, R0, rmse)，可以 .predict(C) 外推
@@ -230,7 +230,7 @@ def reach_target(history, target, column="pass1_exact"):
     【思路】"到 pass@1 ≥ 0.9 要多少 RL 计算"：沿着训练记录往下找第一行 column ≥ target，
         读出这一行的 iteration 和 samples（累计采样的解答数，也就是到这时为止用掉的 RL 计算量）。
     【参数】history：toyllm.rl.train 返回的 History（或任何有 "iteration"、"samples" 和 column 三列的 Mapping）；
-        target：目标值（有限实数）；column：看哪一列，默认 "pass1_exact"（留出题上的精确 pass@1）
+        target：目标值（有限实数）；column：看哪一列，默认 "pass1_exact"（留出题上的路径 pass@1）
     【返回】(iteration, samples) 两个 int；一直没达到时返回 None
     【边界】三列的长度必须相同；空的训练记录返回 None。
     【例子】reach_target({"iteration": [1, 2, 3], "samples": [256, 512, 768], "pass1_exact": [0.5, 0.8, 0.95]}, 0.8)

@@ -74,7 +74,7 @@ def add_arguments(parser):
                            help=help_text)
     d = parser.add_argument_group("题目")
     d.add_argument("--n-train", type=int, default=256, help="训练题数（默认 256）")
-    d.add_argument("--n-heldout", type=int, default=200, help="留出题数，用来算精确 pass@1（默认 200）")
+    d.add_argument("--n-heldout", type=int, default=200, help="留出题数，用来算路径 pass@1（默认 200）")
     d.add_argument("--min-steps", type=int, default=3, help="每道题最少几步（默认 3）")
     d.add_argument("--max-steps", type=int, default=8, help="每道题最多几步（默认 8）")
     d.add_argument("--problem-seed", type=int, default=0, help="出题的随机种子（默认 0）")
@@ -114,7 +114,7 @@ class _Progress:
             table = hist.to_table(columns=TABLE_COLUMNS, rows=[i - 1], header=not self.header_done, min_width=10)
             self.header_done = True
             self.bar.write(table, file=self.out)
-        self.bar.set_postfix_str(f"精确 pass@1 {row['pass1_exact']:.3f}  熵 {row['entropy']:.3f}", refresh=False)
+        self.bar.set_postfix_str(f"路径 pass@1 {row['pass1_exact']:.3f}  熵 {row['entropy']:.3f}", refresh=False)
         self.bar.update(1)
 
     def finish(self):
@@ -174,7 +174,7 @@ def main(args, out=None):
     hist = train(model, cfg, train_set, correct_paths(heldout), callback=progress)
     progress.finish()
     print("", file=out)
-    print(f"留出题上的精确 pass@1：{hist.meta['start_pass1_exact']:.3f} → {hist.meta['final_pass1_exact']:.3f}"
+    print(f"留出题上的路径 pass@1：{hist.meta['start_pass1_exact']:.3f} → {hist.meta['final_pass1_exact']:.3f}"
           f"（一共采样 {hist['samples'][-1] if hist.n_rows else 0} 份解答）", file=out)
     print("训练前后每个情境选 correct 的概率：", file=out)
     print(context_table(start, model), file=out)

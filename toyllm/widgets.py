@@ -456,7 +456,7 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
 
     【思路】所有选项直接变成 rl.RLConfig 的选项（estimator 是 KL 估计 kl_estimator，iters 是迭代次数 iterations），
         其余和 GRPO 预设相同。训练题、留出题来自 rl.default_problems(seed)。
-        图有三块：留出题上的精确 pass@1 和训练时采样的 pass@1、熵和到参考策略的精确 KL
+        图有三块：留出题上的路径 pass@1 和训练时采样的 pass@1、熵和到参考策略的精确 KL
         （plots.plot_training_curves），训练前后每个情境选「正确」的概率（plots.plot_context_bars）。
     【参数】见 rl.RLConfig 的同名选项；size：模型参数量；advantage_fn、surrogate_fn：可以换成你写的函数
         （签名见 rl.train；给了 advantage_fn 时 advantage 选项不起作用，说明里会写出来）；
@@ -483,7 +483,7 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
         f"用{PACKAGE}（toyllm.rl）"
     text = (f"实现：{who}。{_size_label(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
             f"学习率 {lr:g}，μ = {mu}，ε = {eps_low:g} / {eps_high:g}，β = {beta:g}（{estimator}）"
-            f"{'，动态采样' if dynamic_sampling else ''}：精确 pass@1 {p0:.3f} → {p1:.3f}；"
+            f"{'，动态采样' if dynamic_sampling else ''}：路径 pass@1 {p0:.3f} → {p1:.3f}；"
             f"裁剪比例 低 {clip[0]:.3f} / 高 {clip[1]:.3f}；共采样 {hist['samples'][-1] if hist.n_rows else 0} 份")
     hist.meta.update(model=model, start_model=start, text=text)
 

@@ -118,7 +118,7 @@ print(f"\n做对了 {n_right} / 8 遍")
 #
 # **pass@1** 是随机做一遍、做对的概率，再对一批题取平均。最直接的办法是采样：`evaluate(model, problems, rng, n=4)` 让每道题做 4 遍，数做对的比例。
 #
-# 这个玩具模型还可以不采样、**精确地**算出"走对路径"的概率，课程里叫它"精确 pass@1"。沿着正确的解题路径，第 $t$ 步的情境 $c_t$ 是固定的，这一步"做对"的概率是
+# 这个玩具模型还可以不采样、**精确地**算出"走对路径"的概率，课程里叫它"路径 pass@1"。沿着正确的解题路径，第 $t$ 步的情境 $c_t$ 是固定的，这一步"做对"的概率是
 # $\pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\cdot \mathbb{1}[\text{bug 在这一步不咬人}]$（粗心一定错）。各步独立，所以
 #
 # $$P(\text{全对}) = \prod_t \Big[\pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 在这一步不咬人}]\Big].$$
@@ -137,12 +137,12 @@ se = (sampled * (1 - sampled) / (len(problems) * n)) ** 0.5
 print(f"{len(problems)} 道题（3~8 步），每道采样 {n} 次：pass@1 ≈ {sampled:.3f}（标准误差约 {se:.3f}）")
 print(f"精确值：{exact:.3f}")
 print(f"相差：{abs(sampled - exact):.3f}")
-print(f"\n第 2 节那道题单独的精确 pass@1：{exact_pass_at_1(model, [problem]):.3f}")
+print(f"\n第 2 节那道题单独的路径 pass@1：{exact_pass_at_1(model, [problem]):.3f}")
 
 # %% [markdown]
 # ## 7. 模型越大，做得越好
 #
-# 模型越大，每个情境下选"正确"的 logit 越高。下面是 100M 到 1T 五种大小的精确 pass@1（同一批 100 道题）。
+# 模型越大，每个情境下选"正确"的 logit 越高。下面是 100M 到 1T 五种大小的路径 pass@1（同一批 100 道题）。
 #
 # 看输出：pass@1 怎样随参数量变化。这就是第 6 讲的第一个主题：**规模**。
 
@@ -157,12 +157,12 @@ for size in (1e8, 1e9, 1e10, 1e11, 1e12):
 # 第 6 讲的另一个主题是**训练**（SFT、强化学习）。`TrainableLLM(size)` 在每个情境的 3 个 logits 上各加一个可以学习的偏移量 $\Delta$，
 # 全部参数放在数组 `params` 里，一行一个情境。
 #
-# 刚创建时 $\Delta = 0$，它和 `ToyLLM` 完全一样。看输出：`params` 的形状；两个模型的精确 pass@1 是否相同；同一个种子下它们做出的解答是否相同。
+# 刚创建时 $\Delta = 0$，它和 `ToyLLM` 完全一样。看输出：`params` 的形状；两个模型的路径 pass@1 是否相同；同一个种子下它们做出的解答是否相同。
 
 # %%
 trainable = TrainableLLM(1e9)
 print("params 的形状：", trainable.params.shape, "  最大的 |Δ|：", abs(trainable.params).max())
-print("精确 pass@1 相同：", exact_pass_at_1(trainable, problems) == exact_pass_at_1(model, problems))
+print("路径 pass@1 相同：", exact_pass_at_1(trainable, problems) == exact_pass_at_1(model, problems))
 print("同一个种子，解答相同：", trainable.generate(problem, random.Random(1)) == model.generate(problem, random.Random(1)))
 
 # %% [markdown]
@@ -177,7 +177,7 @@ print("同一个种子，解答相同：", trainable.generate(problem, random.Ra
 #
 # 1. 把第 2 节的种子 `7` 换成别的数、把步数 `5` 换成 10，再运行第 4、5 节：步数多了，做对的遍数有什么变化？
 # 2. 在第 6 节把 `n = 4` 改成 `n = 16`：采样估计离精确值更近了吗？标准误差变成了原来的几分之几？
-# 3. 用 `ToyLLM(1e9, cot=False)`（没有思维链）重做第 6 节，看精确 pass@1 变了多少。
+# 3. 用 `ToyLLM(1e9, cot=False)`（没有思维链）重做第 6 节，看路径 pass@1 变了多少。
 #
 # ## 接下来
 #

@@ -189,7 +189,7 @@ for cot in (True, False):
     print(pad(label, 18) + "".join(f"{prob_table(model, step_index=i)[row, 0]:7.3f}" for i in range(8)))
 
 # %% [markdown]
-# 再看整道题：对 1 到 10 步的题，各出 300 道，分别算有、没有思维链时的精确 pass@1。
+# 再看整道题：对 1 到 10 步的题，各出 300 道，分别算有、没有思维链时的路径 pass@1。
 #
 # 看输出和图：步数少时两条线几乎重合，步数一多，没有思维链的线掉得快得多。
 
@@ -209,7 +209,7 @@ fig, ax = plt.subplots(figsize=(6, 4))
 ax.plot(list(steps), by_steps[True], marker="o", label="有思维链")
 ax.plot(list(steps), by_steps[False], marker="s", label="没有思维链")
 ax.set_xlabel("题目的步数")
-ax.set_ylabel("精确 pass@1")
+ax.set_ylabel("路径 pass@1")
 ax.set_title("1B 模型：思维链让长题好做得多")
 ax.set_ylim(0, 1)
 ax.legend()
@@ -233,7 +233,7 @@ for T in (0, 0.25, 0.5, 1, 2, 5):
     print(pad(T, 8) + "".join(f"{p:12.3f}" for p in probs))
 
 # %% [markdown]
-# 温度也改变整批题的 pass@1。下面是三种大小的模型在 100 道 3~8 步的题上、不同温度下的精确 pass@1。
+# 温度也改变整批题的 pass@1。下面是三种大小的模型在 100 道 3~8 步的题上、不同温度下的路径 pass@1。
 #
 # 看输出：温度越低，pass@1 越高。$T = 0$ 时 1B 和 10B 模型的 pass@1 是多少？
 # 原因在输出的最后几行：对它们来说，每个情境里 correct 都是最可能的做法，贪心每一步都选 correct。

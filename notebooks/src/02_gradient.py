@@ -184,7 +184,7 @@ fig = plot_context_bars(base_model, learned, labels=("学习前", "学了一步�
                         title="只学一步：只有这一步的情境变了")
 
 # %% [markdown]
-# 再看 200 道**别的**题（和上面那道题没有关系）。对每道题算学习前后的精确 pass@1：
+# 再看 200 道**别的**题（和上面那道题没有关系）。对每道题算学习前后的路径 pass@1：
 # 正确路径上**有**这个情境的题，和**没有**这个情境的题，分开统计。
 #
 # 看输出和图：有这个情境的题，pass@1 全都上升了；没有的题，变化恰好是 0。
@@ -205,8 +205,8 @@ fig, ax = plt.subplots(figsize=(5.5, 5))
 ax.scatter(before[has_target], after[has_target], s=14, label=f"有「{CONTEXT_NAMES[target]}」")
 ax.scatter(before[~has_target], after[~has_target], s=14, marker="x", label="没有这个情境")
 ax.plot([0, 1], [0, 1], color="0.5", linewidth=1)
-ax.set_xlabel("学习前的精确 pass@1")
-ax.set_ylabel("学习后的精确 pass@1")
+ax.set_xlabel("学习前的路径 pass@1")
+ax.set_ylabel("学习后的路径 pass@1")
 ax.set_title("200 道别的题：学一步以后")
 ax.legend()
 fig.tight_layout()
@@ -219,7 +219,7 @@ plt.show()
 #
 # $$J(\Delta) = \mathbb{E}_q\, \mathbb{E}_{\tau \sim \pi_\Delta(\cdot \mid q)}\big[R(\tau)\big] = \frac{1}{P}\sum_{q} \Pr_\Delta(\text{第 } q \text{ 道题每一步都对})\quad(P\ \text{是题目个数}).$$
 #
-# 它就是平均的"走对路径的概率"（精确 pass@1）。只看最终答案的 pass@1 比它略大一点：写错后又碰巧被修好的解答也算对（见 notebook 04）。
+# 它就是平均的"走对路径的概率"（路径 pass@1）。只看最终答案的 pass@1 比它略大一点：写错后又碰巧被修好的解答也算对（见 notebook 04）。
 # 这个玩具可以精确地算出 $J$（`toyllm.exact.expected_reward`），也能精确地算出它对 36 个参数的梯度
 # （`toyllm.exact.grad_expected_reward`，用乘积法则）。真实的 LLM 做不到：可能的解答多得数不清。
 #

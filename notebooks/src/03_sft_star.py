@@ -4,7 +4,7 @@
 # **你将学到**
 # - SFT（监督微调）：用一个更大的模型写的示范解答训练小模型，对数似然怎样一个 epoch 一个 epoch 地上升，每个情境学到了什么；
 # - 拒绝采样微调（RFT）：没有老师，就让模型自己做题，只留下做对的解答再做 SFT；去重成"不同的做法序列"是什么意思；
-# - 专家迭代（expert iteration）：把"采样 → 过滤 → 微调"重复几轮，每一轮的留出题精确 pass@1；
+# - 专家迭代（expert iteration）：把"采样 → 过滤 → 微调"重复几轮，每一轮的留出题路径 pass@1；
 # - STaR 和它的"合理化"（rationalisation）：做不出来的题，带着答案再做一遍；
 # - "答案对、过程错"：一份做对的解答里可能有一步用了错误观念（bug），只是它恰好没咬人；模仿做对的解答时，这一步也被模仿了。
 #
@@ -16,7 +16,7 @@
 # 题目用 `toyllm.rl.default_problems` 的两批：256 道**训练题**和 200 道**留出题**（互不相同，3~8 步）。
 # 所有训练都只看训练题；效果一律用留出题上的**精确** pass@1 衡量（`exact_pass_at_1`，不采样，没有噪声）。
 #
-# 看输出：两批题的数量，和 1B 学生模型训练前的精确 pass@1。
+# 看输出：两批题的数量，和 1B 学生模型训练前的路径 pass@1。
 
 # %%
 # %matplotlib inline
@@ -42,7 +42,7 @@ train_set, heldout = default_problems(seed=0)
 base = TrainableLLM(1e9, name="1B")                   # 训练前的学生（Δ = 0），以后每次都从它复制
 start_pass = exact_pass_at_1(base, heldout)
 print(f"训练题 {len(train_set)} 道，留出题 {len(heldout)} 道")
-print(f"1B 学生训练前，留出题上的精确 pass@1 = {start_pass:.4f}")
+print(f"1B 学生训练前，留出题上的路径 pass@1 = {start_pass:.4f}")
 
 # %% [markdown]
 # ## 1. SFT：模仿一个更大的模型
@@ -150,10 +150,10 @@ print(f"\n示范频率和老师差得最多的情境：{CONTEXT_NAMES[CONTEXTS[g
 # %% [markdown]
 # 最后看留出题：SFT 学的是情境的概率，情境在所有题之间共享，所以没见过的题也变好了。
 #
-# 看输出：学生 SFT 前后的精确 pass@1，和老师的精确 pass@1。
+# 看输出：学生 SFT 前后的路径 pass@1，和老师的路径 pass@1。
 
 # %%
-print(f"留出题上的精确 pass@1：学生 SFT 前 {start_pass:.4f} → SFT 后 {exact_pass_at_1(student, heldout):.4f}；"
+print(f"留出题上的路径 pass@1：学生 SFT 前 {start_pass:.4f} → SFT 后 {exact_pass_at_1(student, heldout):.4f}；"
       f"老师 {exact_pass_at_1(teacher, heldout):.4f}")
 
 # %% [markdown]
@@ -181,14 +181,14 @@ print(f"至少做对一次的题：{solved.sum()} / {len(train_set)}")
 # 在留下的解答上做 SFT（`sft_rollouts`，默认 30 个 epoch、lr = 2，和 `toyllm.sft` 相同）。不去重、去重各做一次。
 # `rejection_sampling_ft` 把"采样 → 过滤 → SFT"打包成一个函数：同一个种子，它应当给出一模一样的模型。
 #
-# 看输出：两种做法的留出题精确 pass@1；打包的函数是否和手写的一致。
+# 看输出：两种做法的留出题路径 pass@1；打包的函数是否和手写的一致。
 
 # %%
 rft = base.copy(name="RFT")
 sft_rollouts(rft, own, keep=kept)
 rft_dedup = base.copy(name="RFT（去重）")
 sft_rollouts(rft_dedup, own, keep=distinct)
-print(f"留出题上的精确 pass@1：训练前 {start_pass:.4f}")
+print(f"留出题上的路径 pass@1：训练前 {start_pass:.4f}")
 print(f"  RFT（不去重）：{exact_pass_at_1(rft, heldout):.4f}")
 print(f"  RFT（去重）：  {exact_pass_at_1(rft_dedup, heldout):.4f}")
 
@@ -229,7 +229,7 @@ print("一步 SFT == (N / T_对) × 不减基线的 REINFORCE 估计：",
 # - `restart=False`：在上一轮的模型上继续微调；
 # - `restart=True`：每轮都从**原始模型**重新微调（只是数据来自最新的模型，STaR 论文的做法）。
 #
-# 两种各跑 6 轮，每轮每道题采样 8 份。看表：每一轮以后留出题上的精确 pass@1。
+# 两种各跑 6 轮，每轮每道题采样 8 份。看表：每一轮以后留出题上的路径 pass@1。
 
 # %%
 rounds = 6
@@ -293,7 +293,7 @@ for rationalize, name in ((True, "STaR（合理化）"), (False, "STaR（不合�
     print(name)
     display(star_hist[rationalize].table(columns=["iteration", "samples", "kept", "rationalized", "pass1_exact"]))
 last = {r: star_hist[r]["pass1_exact"][-1] for r in (True, False)}
-print(f"第 {rounds} 轮以后的精确 pass@1：合理化 {last[True]:.4f}，不合理化 {last[False]:.4f}，差 {last[True] - last[False]:+.4f}")
+print(f"第 {rounds} 轮以后的路径 pass@1：合理化 {last[True]:.4f}，不合理化 {last[False]:.4f}，差 {last[True] - last[False]:+.4f}")
 
 # %% [markdown]
 # 把这一节的四种做法画在一起，横轴是**累计采样的解答数**（这样不同方法花的采样才好比较；第 05 个 notebook 还会拿 GRPO 来比）。
@@ -308,8 +308,8 @@ runs = [("专家迭代（继续）", ei[False]), ("专家迭代（每轮从头�
 for name, h in runs:
     ax.plot([0] + list(h["samples"]), [start_pass] + list(h["pass1_exact"]), marker="o", label=name)
 ax.set_xlabel("累计采样的解答数")
-ax.set_ylabel("留出题上的精确 pass@1")
-ax.set_title("模仿自己：每一轮以后的精确 pass@1")
+ax.set_ylabel("留出题上的路径 pass@1")
+ax.set_title("模仿自己：每一轮以后的路径 pass@1")
 ax.grid(alpha=0.3)
 ax.legend()
 fig.tight_layout()
@@ -415,7 +415,7 @@ for group, idx in groups:
 # 不去重时 π(bug) 在不咬人的情境里略有下降，不是因为数据在"反对" bug（表里"数据:不去重"一列和"模型π_bug"只差采样噪声），
 # 而是因为 30 步梯度上升先把粗心让出来的概率大多给了 correct。对比会咬人的情境，那里数据里的 bug 是 0，π(bug) 降得多得多。
 #
-# 在这个玩具里，被强化的"碰巧对的 bug"没有坏处：在这 4 个情境里 bug 永远算对，精确 pass@1 也把它算作做对。
+# 在这个玩具里，被强化的"碰巧对的 bug"没有坏处：在这 4 个情境里 bug 永远算对，路径 pass@1 也把它算作做对。
 # 真实的模型没有这么整齐的"情境"：被强化的坏习惯会泛化到它咬人的地方。第 05 个 notebook 会看到，结果奖励的强化学习也有同样的问题（"信用分配"，credit assignment），
 # 只有按**做法**打分的过程奖励才能把它分出来。
 

@@ -42,9 +42,9 @@ print(f"{len(problems)} 道题；模型：{small.name} 和 {large.name}")
 # ## 2. 精确值：pass@1 和 pass@k
 #
 # 沿着正确的解题路径，第 $t$ 步的情境 $c_t$ 是固定的，这一步做对的概率是
-# $r_t = \pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 不咬人}]$。各步独立，所以一道题做对的概率
+# $s_t = \pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 不咬人}]$。各步独立，所以一道题走对路径（每一步都对）的概率
 #
-# $$p = \prod_t r_t, \qquad \text{pass@}k = 1-(1-p)^k .$$
+# $$p = \prod_t s_t, \qquad \text{pass@}k = 1-(1-p)^k .$$
 #
 # （$k$ 次独立采样全错的概率是 $(1-p)^k$。）对题目取平均就是模型的 pass@k。`exact_pass_at_k` 一次算出多个 $k$。
 #
@@ -239,7 +239,7 @@ print(report)
 # `inference_curves` 对几个模型各采样一次，返回可以直接画图的数据：每个 $k$ 的 pass@k、maj@k、best-of-k 和它们的标准误。
 # 这里比较 1B、10B 和没有思维链的 1B。
 #
-# 看图：三张小图分别是三种用法，每条线一个模型；虚线是精确的 pass@k。
+# 看图：三张小图分别是三种用法，每条线一个模型；虚线是路径 pass@k。
 # 1B 采 8 次，不论哪种用法都超过 10B 采 1 次；没有思维链的 1B 差得多，投票也救不回来。
 
 # %%
@@ -280,7 +280,7 @@ for name, size in ((small.name, 1e9), (large.name, 1e10)):
 
 # %%
 scaling = scaling_curve(problems, np.random.default_rng(6), n=16)
-print(pad("参数量", 10) + pad("精确 pass@1", 13) + "采样估计 ± 采样标准误")
+print(pad("参数量", 10) + pad("路径 pass@1", 13) + "采样估计 ± 采样标准误")
 for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"], scaling["sampled_se"]):
     print(pad(name, 10) + pad(f"{e:.4f}", 13) + f"{s:.4f} ± {se:.4f}")
 fig = plot_scaling(scaling)
@@ -288,7 +288,7 @@ fig = plot_scaling(scaling)
 # %% [markdown]
 # ## 小结
 #
-# - 玩具模型可以**精确**算出 pass@1 = $\prod_t r_t$ 和 pass@k = $1-(1-p)^k$，所以每个采样估计都能和它要估计的真值对照；
+# - 玩具模型可以**精确**算出走对路径的概率 $p = \prod_t s_t$（路径 pass@1）和路径 pass@k = $1-(1-p)^k$，答对的概率（`answer_probs`）也能精确算，只是慢得多；所以每个采样估计都能和它要估计的真值对照；
 #   标准误 $\propto 1/\sqrt{n}$，95% 区间大约是 $\pm 1.96$ 个标准误。
 # - pass@k 要用无偏估计 $1-\binom{n-c}{k}/\binom{n}{k}$；把 $\hat p$ 代进 $1-(1-\hat p)^k$ 会系统性偏低（Jensen 不等式）。
 # - 同样 $k$ 个样本：pass@k（完美验证器）≥ maj@k（投票）；有噪声的验证器让 best-of-k 早早饱和。平票规则要固定（这里取最先出现的）。

@@ -5,7 +5,7 @@
 # - REINFORCE、组平均基线、RLOO、GRPO 的优势 $A_i$ 怎么算：在一个手写的小组上把每个数打印出来；
 # - 基线对 REINFORCE 估计的方差有什么影响：在这个玩具里，用 0/1 奖励时，基线**不一定**让方差变小，以及为什么；
 # - 奖励全相同的组（全对或全错）对梯度的贡献是 0，训练中这样的组越来越多；
-# - 同样多的样本下，REINFORCE、RLOO、GRPO 的训练曲线（留出题上的精确 pass@1、熵），以及 GRPO 领先的原因；
+# - 同样多的样本下，REINFORCE、RLOO、GRPO 的训练曲线（留出题上的路径 pass@1、熵），以及 GRPO 领先的原因；
 # - 训练前后每个情境的变化；
 # - 结果奖励和过程奖励：信用分配（credit assignment）；结果奖励也会奖励一个"碰巧没咬人的 bug 步"；
 # - 同样多的样本下，GRPO 和拒绝采样微调、STaR、专家迭代比较。
@@ -14,7 +14,7 @@
 
 # %% [markdown]
 # 先导入要用的东西，准备题目。`toyllm.rl.default_problems` 给出 256 道**训练题**和 200 道**留出题**。
-# 留出题先用 `correct_paths` 拆成数组，训练时每次迭代都要在上面算一次精确 pass@1，拆一次就够了。
+# 留出题先用 `correct_paths` 拆成数组，训练时每次迭代都要在上面算一次路径 pass@1，拆一次就够了。
 #
 # 所有算法都是 `toyllm.rl.train` 里的**同一个循环**，只是选项不同。`presets_table` 列出三个预设有哪些选项不同。
 # 看输出：REINFORCE、RLOO、GRPO 只差"优势怎么算"这一个选项。最后一行的 $\mu$ 是每批样本做几次梯度更新（`mu`）：
@@ -47,7 +47,7 @@ train_set, heldout = default_problems(seed=0)
 paths = correct_paths(heldout)
 base = TrainableLLM(1e9, name="1B")
 start_pass = exact_pass_at_1(base, paths)
-print(f"训练题 {len(train_set)} 道，留出题 {len(heldout)} 道；1B 训练前的精确 pass@1 = {start_pass:.4f}")
+print(f"训练题 {len(train_set)} 道，留出题 {len(heldout)} 道；1B 训练前的路径 pass@1 = {start_pass:.4f}")
 print()
 print(presets_table(["reinforce", "rloo", "grpo"]))
 print()
@@ -192,7 +192,7 @@ print(f"‖S_i‖ 和奖励的相关系数：{np.corrcoef(score_norm, correct)[0
 # ## 3. 同样多的样本：REINFORCE、RLOO、GRPO 的训练曲线
 #
 # 三个预设各训练 100 次迭代，每次迭代采样 $32 \times 8 = 256$ 份解答，三者花的样本完全相同。
-# `train` 返回的训练记录（`History`）里每次迭代有：留出题上的精确 pass@1、熵、奖励全相同的组的比例、累计样本数……
+# `train` 返回的训练记录（`History`）里每次迭代有：留出题上的路径 pass@1、熵、奖励全相同的组的比例、累计样本数……
 #
 # 看输出和图：GRPO 上升得最快；REINFORCE 和 RLOO 几乎重合；熵（模型的不确定程度）随 pass@1 上升而下降。
 
@@ -214,7 +214,7 @@ labels = {"reinforce": "REINFORCE（无基线）", "rloo": "RLOO", "grpo": "GRPO
 for name, h in runs.items():
     ax1.plot([0] + h["samples"], [start_pass] + h["pass1_exact"], label=labels[name])
     ax2.plot(h["samples"], h["entropy"], label=labels[name])
-ax1.set_title("留出题上的精确 pass@1")
+ax1.set_title("留出题上的路径 pass@1")
 ax2.set_title("策略的平均熵（nats）")
 for ax in (ax1, ax2):
     ax.set_xlabel("累计采样的解答数")
@@ -308,7 +308,7 @@ gain = prob_table(trained)[:, 0] - prob_table(base)[:, 0]
 print(f"提高最多的情境：{CONTEXT_NAMES[CONTEXTS[int(np.argmax(gain))]]}（+{gain.max():.3f}）；"
       f"最少的：{CONTEXT_NAMES[CONTEXTS[int(np.argmin(gain))]]}（+{gain.min():.3f}）")
 print(f"训练前的 π(正确) 和提高量的相关系数：{np.corrcoef(prob_table(base)[:, 0], gain)[0, 1]:+.3f}")
-print(f"留出题上的精确 pass@1：{start_pass:.4f} → {exact_pass_at_1(trained, paths):.4f}")
+print(f"留出题上的路径 pass@1：{start_pass:.4f} → {exact_pass_at_1(trained, paths):.4f}")
 
 # %% [markdown]
 # ## 6. 结果奖励和过程奖励：信用分配
@@ -446,7 +446,7 @@ for name, h in (("GRPO", runs["grpo"]), ("REINFORCE", runs["reinforce"])):
 for name, h in (("专家迭代（每轮 30 个 epoch）", ei), ("STaR（每轮从头）", st)):
     ax.plot([0] + h["samples"], [start_pass] + h["pass1_exact"], marker="o", label=name)
 ax.set_xlabel("累计采样的解答数")
-ax.set_ylabel("留出题上的精确 pass@1")
+ax.set_ylabel("留出题上的路径 pass@1")
 ax.set_title("同样多的样本：策略梯度和模仿自己")
 ax.grid(alpha=0.3)
 ax.legend()

@@ -175,7 +175,7 @@ plt.show()
 # - 动态采样：丢掉奖励全相同的组、再采新题补满。每次迭代都有 32 个有用的组，代价是多采很多样本。
 #
 # 下面用 1e9 的模型、默认设置（200 次迭代）训练三个预设，再从 GRPO 出发一次只改一个选项。
-# 看输出：最终的精确 pass@1、整个训练里的平均和最大裁剪比例、梯度更新的总次数、累计采样数。
+# 看输出：最终的路径 pass@1、整个训练里的平均和最大裁剪比例、梯度更新的总次数、累计采样数。
 
 # %%
 variants = {
@@ -192,7 +192,7 @@ for label, cfg_v in variants.items():
     clip = np.maximum(h["clip_low"], h["clip_high"])
     rows.append([label, h["pass1_exact"][-1], float(np.mean(clip)), float(np.max(clip)),
                  cfg_v.mu * cfg_v.iterations, h["samples"][-1]])
-Table(["设置", "最终精确 pass@1", "平均裁剪比例", "最大裁剪比例", "梯度更新次数", "累计采样数"], rows,
+Table(["设置", "最终路径 pass@1", "平均裁剪比例", "最大裁剪比例", "梯度更新次数", "累计采样数"], rows,
       title="1e9，lr = 2，200 次迭代，留出题 200 道")
 
 # %% [markdown]
@@ -351,8 +351,8 @@ ax1.plot(grpo["iteration"], grpo["entropy"], color="C0", label="熵（nats）")
 ax1.set_xlabel("迭代次数")
 ax1.set_ylabel("熵（nats）")
 ax2 = ax1.twinx()
-ax2.plot(grpo["iteration"], grpo["pass1_exact"], color="C1", label="留出题上的精确 pass@1")
-ax2.set_ylabel("精确 pass@1")
+ax2.plot(grpo["iteration"], grpo["pass1_exact"], color="C1", label="留出题上的路径 pass@1")
+ax2.set_ylabel("路径 pass@1")
 fig.legend(loc="center right", bbox_to_anchor=(0.88, 0.5))
 ax1.set_title("GRPO（1e9，默认预设）：熵下降，pass@1 上升")
 fig.tight_layout()
@@ -465,7 +465,7 @@ axes[0].set_title("零方差组越来越多")
 axes[1].set_title("按迭代次数比较")
 axes[2].set_title("按累计采样数比较")
 for ax in axes[1:]:
-    ax.set_ylabel("留出题上的精确 pass@1")
+    ax.set_ylabel("留出题上的路径 pass@1")
 for ax, xlabel in zip(axes, ("迭代次数", "迭代次数", "累计采样的解答数")):
     ax.set_xlabel(xlabel)
 for ax in axes:

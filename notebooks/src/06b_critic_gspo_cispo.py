@@ -5,7 +5,7 @@
 # - 经典 PPO 的 critic（价值表 $V(s)$）和 GAE($\gamma, \lambda$)；学到的 $V$ 离**精确**的 $V^*$ 有多远；
 # - 同一批数据上，五种基线（无、组平均、RLOO、学到的 critic、精确 $V^*$）的梯度估计和**精确梯度**差多少：GRPO 为什么不要 critic；
 # - 2025 年的几个变体：GSPO（序列级比率）、CISPO（裁剪权重、不裁剪更新）、dual-clip；verl / TRL 的聚合名字；REINFORCE++；
-# - 动态采样凑不满时怎么办；用旧策略采样（异步 RL）带来的偏差和方差，以及截断重要性权重（TIS）。
+# - 动态采样凑不满时怎么办；用旧策略采样（异步 RL）带来的偏差和方差，以及截断的重要性比率（TIS）。
 #
 # 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 8.5–8.9 节。
 
@@ -64,7 +64,7 @@ for new, old in [("ppo_critic", "ppo"), ("ppo_dual_clip", "ppo"), ("gspo", "grpo
 hist_critic = train(TrainableLLM(1e9), preset("ppo_critic", iterations=100), train_set, heldout)
 fig, ax = plt.subplots(figsize=(6, 3.2))
 ax.plot(hist_critic["iteration"], hist_critic["value_err"], label="价值表 vs 精确 $V^*$（均方根误差）")
-ax.plot(hist_critic["iteration"], hist_critic["pass1_exact"], label="留出题精确 pass@1")
+ax.plot(hist_critic["iteration"], hist_critic["pass1_exact"], label="留出题路径 pass@1")
 ax.set_xlabel("迭代")
 ax.legend()
 ax.set_title("critic 在训练中学到 $V^*$ 的程度")
@@ -270,7 +270,7 @@ except RuntimeError as e:
 #
 # 异步 RL 里采样的策略比正在训练的旧 $k$ 次更新。在一条 GRPO 轨迹（lr = 8）的第 20 次更新处，
 # 用第 $20-k$ 次的参数采样，估计第 20 次的梯度：不修正、TIS（$\min(\rho, C)$，$C = 1.2$，让截断真的发生；
-# verl 默认 $C = 2$）、完全的逐步重要性权重。
+# verl 默认 $C = 2$）、完全的逐步的重要性比率。
 # 看图：偏差²和方差（相对 $\|\nabla J\|^2$）随 $k$ 的变化。
 
 # %%
@@ -281,7 +281,7 @@ target = TrainableLLM(1e9)
 target.params[:] = snaps[-1]
 g_true = grad_expected_reward(target, train_set)
 cfg = RLConfig(loss_agg="seq-mean-token-sum", clip=False)
-KS, MODES = [0, 2, 5, 10, 19], {"不修正": 0.0, "TIS（C = 1.2）": 1.2, "逐步重要性权重": np.inf}
+KS, MODES = [0, 2, 5, 10, 19], {"不修正": 0.0, "TIS（C = 1.2）": 1.2, "逐步的重要性比率": np.inf}
 stale = {mode: [] for mode in MODES}
 for k in KS:
     behaviour = TrainableLLM(1e9)
@@ -318,12 +318,12 @@ for mode in MODES:
 # %% [markdown]
 # ## 9. 每个新预设训练一次
 #
-# 同样的题、同样的种子，每个预设训练 100 次迭代。看输出：留出题上的精确 pass@1 和一共采样了多少份解答。
+# 同样的题、同样的种子，每个预设训练 100 次迭代。看输出：留出题上的路径 pass@1 和一共采样了多少份解答。
 # 这只是一次运行（一个种子），不是算法的排名。最后一行检查 dual-clip 在默认学习率下有没有起作用。
 
 # %%
 runs = {}
-print(f"{'预设':<16}{'训练后精确 pass@1':>18}{'采样数':>10}")
+print(f"{'预设':<16}{'训练后路径 pass@1':>18}{'采样数':>10}")
 for name in ["grpo", "ppo", "ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp", "grpo_async"]:
     runs[name] = train(TrainableLLM(1e9), preset(name, iterations=100), train_set, heldout)
     print(f"{name:<16}{runs[name]['pass1_exact'][-1]:>18.4f}{runs[name]['samples'][-1]:>10}")
@@ -337,7 +337,7 @@ print(f"ppo_dual_clip 的训练记录和 ppo 完全相同：{dict(runs['ppo_dual
 # - 五种基线的方差表是测出来的：组平均不要参数，和学到的 critic、甚至精确 $V^*$ 在同一个量级。
 # - dual-clip 给 $A<0$ 的损失加上界；CISPO 保留被 PPO 裁掉的步的梯度；GSPO 整份解答一个比率。
 # - 聚合的名字是一张归一化表；`dr_grpo` 和 verl 的 `seq-mean-token-sum-norm` 差 $B$ 倍。
-# - 旧策略采样不修正时偏差随 $k$ 增大；重要性权重把偏差压下去，TIS 的上限 $C$ 再用一点偏差换更小的方差。
+# - 旧策略采样不修正时偏差随 $k$ 增大；重要性比率把偏差压下去，TIS 的上限 $C$ 再用一点偏差换更小的方差。
 #
 # ## 参考文献
 #

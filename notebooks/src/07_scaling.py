@@ -14,9 +14,9 @@
 # ## 0. 准备
 #
 # 训练题和留出题用 `default_problems(0)`：256 道训练题、200 道留出题，每道 3~8 步。四种基座大小：1e8（1 亿参数）到 1e11（1000 亿参数）。
-# 目标：留出题上的精确 pass@1 达到 0.9。
+# 目标：留出题上的路径 pass@1 达到 0.9。
 #
-# 先看起点（讲义第 2 节）：训练前，每种大小在留出题上的精确 pass@1。看输出：模型每大 10 倍，起点高一截。
+# 先看起点（讲义第 2 节）：训练前，每种大小在留出题上的路径 pass@1。看输出：模型每大 10 倍，起点高一截。
 
 # %%
 # %matplotlib inline
@@ -36,13 +36,13 @@ train_set, heldout = default_problems(0)
 SIZES = (1e8, 1e9, 1e10, 1e11)
 TARGET = 0.9
 for size in SIZES:
-    print(f"{pad(fmt_size(size), 8)}训练前的精确 pass@1 = {exact_pass_at_1(TrainableLLM(size), heldout):.4f}")
+    print(f"{pad(fmt_size(size), 8)}训练前的路径 pass@1 = {exact_pass_at_1(TrainableLLM(size), heldout):.4f}")
 
 # %% [markdown]
 # ## 1. 基座越大，RL 要做的越少
 #
 # 每种大小都用默认的 `grpo` 预设训练 200 次迭代（每次 32 道题 × 8 份，lr = 2，种子 0）。
-# 训练记录里的 `samples` 是累计采样的解答数，我们把它当作 RL 用掉的计算量 $C$；`pass1_exact` 是每次更新后在留出题上的精确 pass@1。
+# 训练记录里的 `samples` 是累计采样的解答数，我们把它当作 RL 用掉的计算量 $C$；`pass1_exact` 是每次更新后在留出题上的路径 pass@1。
 # `reach_target(h, TARGET)` 找训练记录里第一次 pass@1 ≥ 目标的那一行，返回（迭代次数, 累计样本数），没到就返回 `None`。
 #
 # 看输出：起点越高，到 pass@1 ≥ 0.9 需要的迭代次数和样本数越少；RL 带来的提升（最终 − 起点）也越小。
@@ -61,7 +61,7 @@ for size, (model, h) in runs.items():
 Table(["基座", "起点 R0", "最终", "提升", f"到 {TARGET} 的迭代", f"到 {TARGET} 的样本数"], rows)
 
 # %% [markdown]
-# 画出来：横轴是累计采样数（对数刻度），纵轴是留出题上的精确 pass@1，虚线是目标 0.9。
+# 画出来：横轴是累计采样数（对数刻度），纵轴是留出题上的路径 pass@1，虚线是目标 0.9。
 #
 # 看图：四条曲线都在上升，大的基座一开始就在高处，更早越过虚线。
 
@@ -72,7 +72,7 @@ for i, (size, (model, h)) in enumerate(runs.items()):
 ax.axhline(TARGET, color="0.5", linestyle="--", linewidth=1, label=f"目标 {TARGET}")
 ax.set_xscale("log")
 ax.set_xlabel("RL 计算量 C：累计采样的解答数")
-ax.set_ylabel("留出题上的精确 pass@1")
+ax.set_ylabel("留出题上的路径 pass@1")
 ax.set_title("GRPO：不同大小的基座")
 ax.legend()
 fig.tight_layout()
@@ -85,7 +85,7 @@ plt.show()
 #
 # $$R(C) - R_0 = \frac{A - R_0}{1 + (C_{\text{mid}}/C)^{B}} .$$
 #
-# $R_0$ 是训练开始时的值（这里直接用训练前的精确 pass@1），$A$ 是渐近线，$B$ 是效率（曲线多陡），$C_{\text{mid}}$ 是拿到一半提升需要的计算量。
+# $R_0$ 是训练开始时的值（这里直接用训练前的路径 pass@1），$A$ 是渐近线，$B$ 是效率（曲线多陡），$C_{\text{mid}}$ 是拿到一半提升需要的计算量。
 #
 # 包里的 `toyllm.scaling.fit_sigmoid(C, R, R0)` 做这个拟合（确定性的，不用随机数）：记 $x = \log C$、$\ell = \log C_{\text{mid}}$，
 # 先在 $(B, \ell)$ 的网格上找起点（$A$ 对固定的 $B, \ell$ 是线性最小二乘），再做 Levenberg-Marquardt（带阻尼的 Gauss-Newton），直到误差不能再变小。
@@ -133,7 +133,7 @@ for i, (size, (C, R, R0, free, fixed)) in enumerate(fits.items()):
 ax.axvline(C[-1], color="0.7", linewidth=1)
 ax.set_xscale("log")
 ax.set_xlabel("RL 计算量 C：累计采样的解答数")
-ax.set_ylabel("留出题上的精确 pass@1")
+ax.set_ylabel("留出题上的路径 pass@1")
 ax.set_title("S 形拟合（实线 A = 1，虚线 A 自由；竖线是训练的终点）")
 ax.legend(loc="lower right", fontsize=9)
 fig.tight_layout()
@@ -195,9 +195,9 @@ for ax, size in zip(axes, (1e8, 1e9)):
     ax.plot(KS, [rl[k] for k in KS], "s-", label="GRPO 之后")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("k")
-    ax.set_title(f"{fmt_size(size)}：精确 pass@k")
+    ax.set_title(f"{fmt_size(size)}：路径 pass@k")
     ax.legend()
-axes[0].set_ylabel("留出题上的精确 pass@k")
+axes[0].set_ylabel("留出题上的路径 pass@k")
 fig.tight_layout()
 plt.show()
 
@@ -304,7 +304,7 @@ Table(["k", "基座", "RL", "基座 − RL", ""], rows)
 # - 基座越大，起点越高，到同一个目标 pass@1 需要的 RL 样本越少，RL 带来的提升也越小。
 # - pass@1 对 RL 计算量是一条 S 形曲线。玩具的上限是 1；自由拟合的渐近线 $A$ 会略高于 1，因为训练结束时还看不到渐近线。固定 $A = 1$ 后，用一半的计算量就能把最终值外推得很准。
 # - 大基座的优势主要在起点：四种大小的 $C_{\text{mid}}$ 差别不大，$B$ 随大小变小。
-# - 精确的 pass@k 里，RL 的提升集中在小 $k$，$k$ 越大差距越小；在这几次默认的 GRPO 训练里，基座在算过的每个 $k$ 上都**没有**反超，因为 RL 让每一道题的 $p_i$ 都变大了。
+# - 路径 pass@k 里，RL 的提升集中在小 $k$，$k$ 越大差距越小；在这几次默认的 GRPO 训练里，基座在算过的每个 $k$ 上都**没有**反超，因为 RL 让每一道题的 $p_i$ 都变大了。
 # - 平均曲线会不会交叉取决于每道题的 $p_i$：只有 RL 让某些题变差时才会交叉。玩具的结构不排除这一点：KL 把模型拉向更差的参考策略时，基座就反超了。Yue et al. 的反超是真实 LLM 里"覆盖面变窄"的结果。
 #
 # ## 试一试

@@ -191,7 +191,7 @@ plt.show()
 #
 # 玩具（1B，`toyllm.rl.train`，预设 "grpo"）和小 transformer 用同一个预设、同一批损失函数。
 # 看两张图：两边的采样 pass@1 都往上走，小网络的曲线噪声更大（每次迭代只有 128 份样本）；
-# 玩具那边还有精确的 pass@1（每个量都能算出来），小网络这边只有估计。
+# 玩具那边还有路径 pass@1（每个量都能算出来），小网络这边只有估计。
 
 # %%
 toy_train, toy_heldout = default_problems(seed=0)

@@ -115,7 +115,7 @@ class RLConfig:
                                   "verl actor.entropy_coeff；TRL 的 GRPOConfig 没有熵奖励（查于 huggingface/trl 主分支 2026 年初的 "
                                   "grpo_config.py；它的 top_entropy_quantile 只在损失里保留高熵 token，不是熵奖励）")
     temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
-                                 "TRL temperature。熵、KL 按这个温度算；留出题上的精确 pass@1 总是按温度 1 算")
+                                 "TRL temperature。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算")
     optimizer: str = _option(
         "sgd", "优化器", "优化器：sgd（参数 −= lr × 梯度）/ adam",
         "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW "
@@ -156,9 +156,9 @@ class RLConfig:
         "\"train\" 是原来的做法；\"raise\" 和 verl 一样停下（verl 在 max_num_gen_batches 用完时抛错）。"
         "凑不满的次数记在 history.meta[\"short_batches\"]", ON_SHORT)
     staleness: int = _option(0, "陈旧步数 k", "用 k 次更新之前的策略采样（异步 RL；≥ 0，0 = 同步）",
-                             "k > 0 时每步再乘截断的重要性权重 min(π_old / π_behaviour, tis_cap)"
+                             "k > 0 时每步再乘截断的重要性比率 min(π_old / π_behaviour, tis_cap)"
                              "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略")
-    tis_cap: float = _option(2.0, "TIS 上限 C", "截断重要性权重的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
+    tis_cap: float = _option(2.0, "TIS 上限 C", "截断的重要性比率的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
                              "verl rollout_is_threshold（默认 2.0）；TIS 的 C")
 
     def __new__(cls, *args, **kwargs):
@@ -215,7 +215,7 @@ class RLConfig:
         tis = self.tis_cap
         is_inf = isinstance(tis, (int, float, np.integer, np.floating)) and not isinstance(tis, bool) and tis == math.inf
         if tis is not None and not is_inf:
-            tis = float(as_real("tis_cap（截断重要性权重的上限 C）", tis, 0.0, low_open=True))
+            tis = float(as_real("tis_cap（截断的重要性比率的上限 C）", tis, 0.0, low_open=True))
         s(self, "tis_cap", None if tis is None or is_inf else tis)     # 不截断记为 None：配置要能写进标准 JSON
 
     def replace(self, **changes):
@@ -295,7 +295,7 @@ PRESETS = types.MappingProxyType({
     "cispo": _BASE.replace(policy_loss="cispo", loss_agg="token-mean", mu=4, eps_high=0.28),
     # REINFORCE++（verl reinforce_plus_plus_baseline）：组中心化后整批白化，按步平均
     "reinforce_pp": _BASE.replace(advantage="reinforce_pp", loss_agg="token-mean"),
-    # 异步 GRPO：用 2 次更新之前的策略采样，截断重要性权重 min(π_old / π_behaviour, 2) 修正（verl TIS）
+    # 异步 GRPO：用 2 次更新之前的策略采样，截断的重要性比率 min(π_old / π_behaviour, 2) 修正（verl TIS）
     "grpo_async": _BASE.replace(staleness=2, tis_cap=2.0),
 })
 """

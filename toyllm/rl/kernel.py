@@ -76,7 +76,7 @@ class StepBatch(NamedTuple):
     advantage: np.ndarray     # 这一步的优势 A
     weight: np.ndarray        # 聚合权重 w（losses.aggregation_weights）
     mask: np.ndarray = None   # (B, L) 哪些步存在（GSPO 要按解答把步放回去）
-    tis: np.ndarray = None    # 截断重要性权重 min(π_old / π_behaviour, C)（陈旧采样时；None = 1）
+    tis: np.ndarray = None    # 截断的重要性比率 min(π_old / π_behaviour, C)（陈旧采样时；None = 1）
 
 
 def step_batch(rollouts, advantages, loss_agg="seq-mean", max_len=None, check=True):
@@ -153,7 +153,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     else:
         surr = losses.clipped_surrogate(ratio, steps.advantage, eps_low, eps_high, validate=False,
                                         clip_ratio_c=cfg.clip_ratio_c)
-    wl = w if steps.tis is None else w * steps.tis          # 陈旧采样：每步损失再乘截断的重要性权重
+    wl = w if steps.tis is None else w * steps.tis          # 陈旧采样：每步损失再乘截断的重要性比率
     surrogate = float(wl @ surr.loss)
     if getattr(surr, "dloss_dlogp", None) is not None:
         dloss_dlogp = wl * surr.dloss_dlogp

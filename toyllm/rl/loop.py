@@ -6,7 +6,7 @@ RL 的训练循环：采样 → 过滤 → 优势 → μ 次更新 → 记录（
         2. 过滤：开了动态采样就丢掉奖励全相同的组、补采（DAPO）；
         3. 奖励和优势：losses.step_rewards → losses.group_advantages（或学生自己的 advantage_fn）；
         4. 更新：μ 次，每次 kernel.loss_and_grad 算损失和梯度（它调用 losses 里的公式），优化器走一步；
-        5. 记录：History 的一行（熵、KL、裁剪比例、精确 pass@1……）。
+        5. 记录：History 的一行（熵、KL、裁剪比例、路径 pass@1……）。
     这里不写任何损失公式。参数就是 TrainableLLM.params 这个 (12, 3) 数组，原地训练。
 
 【和真实系统的不同】optimizer="sgd"（默认）是朴素的梯度下降（参数 −= lr × 梯度，和参考模块的 apply_grads 一致），

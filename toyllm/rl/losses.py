@@ -11,7 +11,7 @@ RL 损失里的每一个公式，值和导数写在一起（第 6 讲"优势、�
     entropy(...).dlogits，引擎用链式法则把它们接起来，不再另写一遍。
 【第 6 讲 8.5–8.9 节】dual-clip（clipped_surrogate 的 clip_ratio_c）、GSPO（gspo_surrogate）、CISPO（cispo_surrogate）、
     REINFORCE++（group_advantages 的 "reinforce_pp"）、verl / TRL 的聚合名字（AGGREGATION_TABLE）、
-    截断重要性权重（truncated_is_weights）。新的替代损失返回 Surrogate，并挂上 dloss_dlogp（对本步 log π 的导数）。
+    截断的重要性比率（truncated_is_weights）。新的替代损失返回 Surrogate，并挂上 dloss_dlogp（对本步 log π 的导数）。
     价值表和 GAE 在 critic.py。
 """
 
@@ -259,7 +259,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
     【边界】ratio 必须 > 0（它是两个概率之比）。
         在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生（默认 lr = 2 时重要性比率几乎不离开 [0.8, 1.2]）。
         但 lr = 2 时 PPO / DAPO 预设的曲线仍和 GRPO 不同：μ = 4 让每批数据多做 3 次更新，动态采样多用好几倍样本
-        （notebook 06 第 1.4 节的表：1e9、200 次迭代后精确 pass@1 GRPO 约 0.94，PPO 约 0.996，DAPO 约 0.9998）。裁剪确实发生时（notebook 06：1e8、μ = 4、lr = 30），clip-higher
+        （notebook 06 第 1.4 节的表：1e9、200 次迭代后路径 pass@1 GRPO 约 0.94，PPO 约 0.996，DAPO 约 0.9998）。裁剪确实发生时（notebook 06：1e8、μ = 4、lr = 30），clip-higher
         让"同样可行"的低概率做法 —— 不咬人情境里的 bug —— 保留了更多概率，熵更高，pass@1 不变；
         这和 DAPO 在真实 LLM 上看到的方向一致。单看一批数据，它让低概率、优势为正的 correct 涨得更多。
     【例子】clipped_surrogate(np.array([1.0, 1.5, 0.5]), np.array([1.0, 1.0, -1.0]))
@@ -383,7 +383,7 @@ def cispo_surrogate(ratio, adv, logp, eps_low=0.2, eps_high=0.2, convention="ver
 
 def truncated_is_weights(logp_old, logp_behaviour, cap=2.0):
     """
-    截断的重要性权重 min(π_old / π_behaviour, C)：陈旧（异步）采样的修正（verl rollout correction / TIS）。
+    截断的重要性比率 min(π_old / π_behaviour, C)：陈旧（异步）采样的修正（verl rollout correction / TIS）。
 
     【思路】异步 RL 里采样用的策略 π_behaviour 是 k 次更新之前的参数，训练时的 π_old 是现在的。
         每步损失乘上 w = min(π_old(a) / π_behaviour(a), C)（不求导）：C 截住少数很大的权重，换来更小的方差，

@@ -237,7 +237,7 @@ else:
 from toyllm.exact import exact_pass_at_1
 from toyllm.widgets import run_gradient_dashboard_logic
 
-print("模型    精确 pass@1    标准差之比（这个数）    方差和之比（36 个数）")
+print("模型    路径 pass@1    标准差之比（这个数）    方差和之比（36 个数）")
 for size in (1e7, 1e8, 1e9, 1e11):
     result, _ = run_gradient_dashboard_logic(size=size, n_samples=8, context=("mul", 1.5), seed=0)
     total_ratio = result.rloo.var(axis=0, ddof=1).sum() / result.none.var(axis=0, ddof=1).sum()

@@ -150,7 +150,7 @@ assert ok_round.ok, "rejection_sampling_round 没有通过检查（提示见上�
 # %% [markdown]
 # 和包里的 `rejection_sampling_ft`（`dedup=False`、一轮）比较：同一个种子、同样的 64 道训练题，
 # 两边微调后的参数应该一样（包里的版本把 SFT 写成了数组运算，快得多，数学完全相同）。
-# 再看两个数：留出题上的精确 pass@1 涨了多少，训练数据的平均每步对数似然涨了多少。
+# 再看两个数：留出题上的路径 pass@1 涨了多少，训练数据的平均每步对数似然涨了多少。
 
 # %%
 train_set, heldout = default_problems(0)
@@ -162,7 +162,7 @@ if ok_round:
     rejection_sampling_ft(package, train_small, heldout, k=4, dedup=False, rounds=1, seed=0)
     print("留下的解答：", len(data), "份（共", 4 * len(train_small), "份）")
     print("和包里的参数最大差异 < 1e-9：", bool(np.abs(mine.params - package.params).max() < 1e-9))
-    print(f"精确 pass@1（留出题）：{exact_pass_at_1(base, heldout):.3f} → {exact_pass_at_1(mine, heldout):.3f}")
+    print(f"路径 pass@1（留出题）：{exact_pass_at_1(base, heldout):.3f} → {exact_pass_at_1(mine, heldout):.3f}")
     print(f"训练数据的平均每步对数似然：{log_likelihood(base, data):.3f} → {log_likelihood(mine, data):.3f}")
 else:
     print("（rejection_sampling_round 还没有通过检查）")
@@ -198,7 +198,7 @@ if ok_round:
         model_i, data_i = rejection_sampling_round(model_i, train_small, 4, rng)
         mine_curve.append((exact_pass_at_1(model_i, heldout), len(data_i)))
     hist = star(base.copy(), train_small, heldout, rounds=4, k=4, seed=1)
-    print(f"训练前精确 pass@1：{exact_pass_at_1(base, heldout):.3f}")
+    print(f"训练前路径 pass@1：{exact_pass_at_1(base, heldout):.3f}")
     print("轮次    你的专家迭代（留下几份）    包里的 STaR（留下几份，其中靠提示）")
     for r, (p1, kept) in enumerate(mine_curve):
         print(f"{r + 1:>4}{p1:>14.3f}（{kept:>3}）{hist['pass1_exact'][r]:>20.3f}"

@@ -162,13 +162,13 @@ mine_label = {(True, True): "你的实现", (True, False): "你的优势 + 包�
 package_model, mine_model = TrainableLLM(1e9), TrainableLLM(1e9)
 hist_package = train(package_model, config, train_set, heldout)
 hist_mine = train(mine_model, config, train_set, heldout, **mine)
-print(f"留出题上的精确 pass@1。第一列：包里的实现；第二列：{mine_label}")
+print(f"留出题上的路径 pass@1。第一列：包里的实现；第二列：{mine_label}")
 print("迭代    包里的实现    第二列")
 for i in range(0, config.iterations, 10):
     print(f"{hist_package['iteration'][i]:>4}{hist_package['pass1_exact'][i]:>14.4f}{hist_mine['pass1_exact'][i]:>14.4f}")
 gap = np.abs(np.array(hist_package["pass1_exact"]) - np.array(hist_mine["pass1_exact"])).max()
 print(f"训练前 {hist_package.meta['start_pass1_exact']:.4f}，训练后 {hist_package.meta['final_pass1_exact']:.4f}")
-print("两次训练的精确 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
+print("两次训练的路径 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
 
 # %% [markdown]
 # 裁剪什么时候发生？$\mu = 1$（每批只更新一次）时，计算损失的参数就是采样的参数，$\rho \equiv 1$，**永远不会裁剪**，
@@ -179,7 +179,7 @@ for mu in (1, 4, 8):
     hist = train(TrainableLLM(1e9), preset("grpo", iterations=20, batch_problems=16, lr=5.0, mu=mu, eps_high=0.28),
                  train_set, heldout)
     print(f"μ = {mu}：平均裁剪比例 低 {np.mean(hist['clip_low']):.4f} / 高 {np.mean(hist['clip_high']):.4f}，"
-          f"训练后精确 pass@1 {hist.meta['final_pass1_exact']:.3f}")
+          f"训练后路径 pass@1 {hist.meta['final_pass1_exact']:.3f}")
 
 # %% [markdown]
 # 裁剪比例随 $\mu$ 变大；但**上界**的裁剪几乎一直是 0：优势为正的步大多是做对的解答里的 correct 步，
@@ -188,7 +188,7 @@ for mu in (1, 4, 8):
 #
 # ## 第四部分：控制面板
 #
-# 每次松开滑块（或者点「运行」），面板都用新的设置**从头训练**一遍，画出：留出题上的精确 pass@1 和训练时采样的
+# 每次松开滑块（或者点「运行」），面板都用新的设置**从头训练**一遍，画出：留出题上的路径 pass@1 和训练时采样的
 # pass@1；熵和到参考策略的精确 KL；训练前后每个情境选「正确」的概率。下拉框「优势和替代损失用」可以在
 # 「包里的参考实现」和「你写的函数」之间切换（至少一个函数通过检查后才有这个下拉框；没有它时，面板运行的是包里的参考实现）。
 # 面板输出的第一句总写明正在运行谁的实现。你写的优势函数只算 GRPO 的优势，所以选「你写的函数」而你的优势函数通过了检查时，
