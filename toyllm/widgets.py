@@ -132,6 +132,9 @@ class Dashboard:
     """
 
     def __init__(self, compute):
+        from .plotstyle import use_chinese_font
+
+        use_chinese_font()                      # 面板的图里有中文：不依赖 notebook 先调用过它
         self._compute = compute                 # compute(axes=..., **值) -> (结果, 图, 一行说明)
         self.figure = self.result = self.png = self.ui = self.out = None
         self.controls = {}
