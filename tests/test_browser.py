@@ -67,6 +67,22 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def wait_for_server(proc, url, log, name, timeout=120):
+    """等本机的服务器（JupyterLab、Voilà）能响应 url；进程先退出了或者超时，就带着它日志的最后一段失败。"""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            log.flush()
+            pytest.fail(f"{name} 没能启动：\n" + Path(log.name).read_text(encoding="utf-8")[-3000:])
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                pytest.fail(f"{name} {timeout} 秒内没有响应")
+            time.sleep(0.3)
+
+
 def _write_settings(folder):
     """JupyterLab 的用户设置：所有单元格都渲染（windowingMode none）；不弹"要不要看新闻"的通知。"""
     settings = {
@@ -101,18 +117,7 @@ def jupyterlab(tmp_path):
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                log.flush()
-                pytest.fail("JupyterLab 没能启动：\n" + (tmp_path / "jupyterlab.log").read_text(encoding="utf-8")[-3000:])
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("JupyterLab 120 秒内没有响应")
-                time.sleep(0.3)
+        wait_for_server(proc, f"{base}/api/status?token={token}", log, "JupyterLab")
         yield base, token, root
     finally:
         try:

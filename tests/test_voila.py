@@ -11,13 +11,11 @@
 
 import os
 import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from browser_offline import offline_context, require
-from test_browser import ARTIFACTS, _free_port
+from test_browser import ARTIFACTS, _free_port, wait_for_server
 
 pytestmark = pytest.mark.browser
 
@@ -62,18 +60,7 @@ def voila(request, tmp_path):
                             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                log.flush()
-                pytest.fail("Voilà 没能启动：\n" + (tmp_path / "voila.log").read_text(encoding="utf-8")[-3000:])
-            try:
-                urllib.request.urlopen(base + "/", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("Voilà 120 秒内没有响应")
-                time.sleep(0.3)
+        wait_for_server(proc, base + "/", log, "Voilà")
         yield base, slider, dashboard
     finally:
         proc.terminate()
