@@ -21,10 +21,12 @@ import random
 
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from toyllm import (ALPHA, BETA, BUG_NAMES, CONTEXT_NAMES, CONTEXTS, LOGIT_BUG, LOGIT_CARELESS, NO_COT_PENALTY,
                     OP_NAMES, OP_SYMBOLS, OPS, PROCEDURE_NAMES, PROCEDURES, REF_SIZE, ToyLLM, apply_op, bar,
                     bug_bites, fmt_size, make_problem_set, pad, step_hardness)
+from toyllm.display import Table
 from toyllm.exact import exact_pass_at_1
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
@@ -46,15 +48,14 @@ SIZES = (1e8, 1e9, 1e10, 1e11, 1e12)
 for op in OPS:
     print(f"{OP_NAMES[op]}的错误观念：{BUG_NAMES[op]}")
 print()
-print(pad("这一步", 12) + pad("正确", 7, "right") + pad("错误观念", 10, "right") + pad("咬人吗", 9, "right")
-      + "   粗心（4 次）")
+rows = []
 for op, a, b in [("add", 47, 38), ("add", 12, 34), ("sub", 52, 17), ("sub", 58, 17), ("mul", 47, 12),
                  ("mul", 47, 3)]:
     rng = random.Random(0)
     careless = [apply_op(op, a, b, "careless", rng) for _ in range(4)]
-    print(pad(f"{a} {OP_SYMBOLS[op]} {b}", 12) + pad(apply_op(op, a, b, "correct"), 7, "right")
-          + pad(apply_op(op, a, b, "bug"), 10, "right") + pad("咬人" if bug_bites(op, a, b) else "不咬人", 9, "right")
-          + "   " + ", ".join(str(v) for v in careless))
+    rows.append([f"{a} {OP_SYMBOLS[op]} {b}", apply_op(op, a, b, "correct"), apply_op(op, a, b, "bug"),
+                 "咬人" if bug_bites(op, a, b) else "不咬人", ", ".join(str(v) for v in careless)])
+Table(["这一步", "正确", "错误观念", "咬人吗", "粗心（4 次）"], rows)
 
 # %% [markdown]
 # 错误观念"不咬人"的情况有规律：加法没有进位、减法不用借位、乘法只乘一位数时，错误的做法恰好给出正确的结果。
@@ -160,10 +161,9 @@ plt.show()
 
 # %%
 tables = {size: prob_table(ToyLLM(size)) for size in SIZES}
-print(pad("情境", 26) + "".join(pad(fmt_size(s), 8, "right") for s in SIZES) + "   1B")
-for j, key in enumerate(CONTEXTS):
-    print(pad(CONTEXT_NAMES[key], 26) + "".join(f"{tables[s][j, 0]:8.3f}" for s in SIZES)
-          + "   " + bar(tables[1e9][j, 0], 15))
+Table(["情境"] + [fmt_size(s) for s in SIZES] + ["1B"],
+      [[CONTEXT_NAMES[key]] + [f"{tables[s][j, 0]:.3f}" for s in SIZES] + [bar(tables[1e9][j, 0], 15)]
+       for j, key in enumerate(CONTEXTS)])
 
 # %% [markdown]
 # 注意"做对一步"不只是选了 correct：如果这一步的错误观念不咬人，选 bug 也会写下正确的值。
@@ -181,12 +181,10 @@ for j, key in enumerate(CONTEXTS):
 # %%
 key = ("mul", 1.5)
 row = CONTEXTS.index(key)
-print(f"情境：{CONTEXT_NAMES[key]}，1B 模型")
-print(pad("第几步（从 0 数）", 18) + "".join(f"{i:7d}" for i in range(8)))
-for cot in (True, False):
-    model = ToyLLM(1e9, cot=cot)
-    label = "有思维链" if cot else "没有思维链"
-    print(pad(label, 18) + "".join(f"{prob_table(model, step_index=i)[row, 0]:7.3f}" for i in range(8)))
+Table(["第几步（从 0 数）"] + [str(i) for i in range(8)],
+      [["有思维链" if cot else "没有思维链"]
+       + [f"{prob_table(ToyLLM(1e9, cot=cot), step_index=i)[row, 0]:.3f}" for i in range(8)] for cot in (True, False)],
+      title=f"情境：{CONTEXT_NAMES[key]}，1B 模型")
 
 # %% [markdown]
 # 再看整道题：对 1 到 10 步的题，各出 300 道，分别算有、没有思维链时的路径 pass@1。
@@ -201,9 +199,8 @@ for n_steps in steps:
     for cot in (True, False):
         by_steps[cot].append(exact_pass_at_1(ToyLLM(1e9, cot=cot), problems))
 
-print(pad("步数", 12) + "".join(f"{n:7d}" for n in steps))
-for cot in (True, False):
-    print(pad("有思维链" if cot else "没有思维链", 12) + "".join(f"{p:7.3f}" for p in by_steps[cot]))
+display(Table(["步数"] + [str(n) for n in steps],
+              [["有思维链" if cot else "没有思维链"] + [f"{p:.3f}" for p in by_steps[cot]] for cot in (True, False)]))
 
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.plot(list(steps), by_steps[True], marker="o", label="有思维链")
@@ -226,11 +223,10 @@ plt.show()
 
 # %%
 model = ToyLLM(1e9)
-print("47 × 12，1B 模型")
-print(pad("温度 T", 8) + "".join(pad(PROCEDURE_NAMES[p], 12, "right") for p in PROCEDURES))
-for T in (0, 0.25, 0.5, 1, 2, 5):
-    probs = model.step_probs("mul", 47, 12, 0, temperature=T)
-    print(pad(T, 8) + "".join(f"{p:12.3f}" for p in probs))
+Table(["温度 T"] + [PROCEDURE_NAMES[p] for p in PROCEDURES],
+      [[str(T)] + [f"{p:.3f}" for p in model.step_probs("mul", 47, 12, 0, temperature=T)]
+       for T in (0, 0.25, 0.5, 1, 2, 5)],
+      title="47 × 12，1B 模型")
 
 # %% [markdown]
 # 温度也改变整批题的 pass@1。下面是三种大小的模型在 100 道 3~8 步的题上、不同温度下的路径 pass@1。
@@ -242,11 +238,10 @@ for T in (0, 0.25, 0.5, 1, 2, 5):
 # %%
 problems = make_problem_set(random.Random(0), 100, 3, 8)
 temps = (0, 0.25, 0.5, 1, 1.5, 2)
-print(pad("模型", 8) + "".join(pad(f"T={T}", 8, "right") for T in temps))
-for size in (1e8, 1e9, 1e10):
-    print(pad(fmt_size(size), 8) + "".join(f"{exact_pass_at_1(ToyLLM(size), problems, temperature=T):8.3f}"
-                                            for T in temps))
-print("\ncorrect 不是最可能的做法的情境（贪心在这些情境里不选 correct）：")
+display(Table(["模型"] + [f"T={T}" for T in temps],
+              [[fmt_size(size)] + [f"{exact_pass_at_1(ToyLLM(size), problems, temperature=T):.3f}" for T in temps]
+               for size in (1e8, 1e9, 1e10)]))
+print("correct 不是最可能的做法的情境（贪心在这些情境里不选 correct）：")
 for size in (1e8, 1e9, 1e10):
     table = prob_table(ToyLLM(size))
     not_best = [CONTEXT_NAMES[key] for j, key in enumerate(CONTEXTS) if table[j, 0] < table[j, 1:].max()]

@@ -24,6 +24,7 @@ import numpy as np
 
 from toyllm import (CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, TrainableLLM, add_grad, apply_grads,
                     context_key, log_likelihood, make_problem, make_problem_set, pad, probs_for, step_records)
+from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, expected_reward, grad_expected_reward
 from toyllm.gradcheck import compare_grads, finite_difference_grad
 from toyllm.plots import plot_context_bars
@@ -275,10 +276,8 @@ R = all_steps_right(rollouts)
 estimate = reinforce_estimate(scores, R)
 print(f"{len(problems)} 道题 × 每道 8 份 = {len(rollouts)} 份解答，平均奖励 {R.mean():.3f}；"
       f"最终答案对、但不是每一步都对的：{int((rollouts.correct & (R == 0)).sum())} 份")
-print()
-print(pad("情境", 26) + pad("精确 ∂J/∂Δ_correct", 20, "right") + pad("REINFORCE 估计", 18, "right"))
-for j, key in enumerate(CONTEXTS):
-    print(pad(CONTEXT_NAMES[key], 26) + f"{exact_grad[j, 0]:20.4f}{estimate[j, 0]:18.4f}")
+Table(["情境", "精确 ∂J/∂Δ_correct", "REINFORCE 估计"],
+      [[CONTEXT_NAMES[key], f"{exact_grad[j, 0]:.4f}", f"{estimate[j, 0]:.4f}"] for j, key in enumerate(CONTEXTS)])
 
 # %% [markdown]
 # 看上表：大的分量估得还可以，接近 0 的分量误差相对很大，有的连符号都可能不对。这就是采样的噪声。
@@ -302,15 +301,15 @@ print("和 RL 引擎的梯度相同：", np.allclose(-engine.grad, estimate, rto
 # 看输出：$n$ 每大 4 倍，误差大约减半；最后一列（误差 × $\sqrt{n}$）大致不变，也就是误差 $\propto 1/\sqrt{n}$。
 
 # %%
-print(pad("每道题的样本数 n", 18) + pad("份数 B", 10, "right") + pad("误差 ‖ĝ − ∇J‖", 18, "right")
-      + pad("误差 × √n", 12, "right"))
+rows = []
 for n in (8, 32, 128, 512):
     errors = []
     for seed in range(5):
         r = sample_rollouts(model, batch, n, np.random.default_rng([n, seed]))
         errors.append(np.linalg.norm(reinforce_estimate(score_vectors(r), all_steps_right(r)) - exact_grad))
     err = math.sqrt(np.mean(np.square(errors)))
-    print(pad(n, 18) + pad(len(r), 10, "right") + f"{err:18.4f}{err * math.sqrt(n):12.3f}")
+    rows.append([n, len(r), f"{err:.4f}", f"{err * math.sqrt(n):.3f}"])
+Table(["每道题的样本数 n", "份数 B", "误差 ‖ĝ − ∇J‖", "误差 × √n"], rows)
 
 # %% [markdown]
 # ## 6. 基线：不改变期望，能改变方差
@@ -350,16 +349,15 @@ def bias_and_error(estimates):
     return bias, typical
 
 
-print(pad("奖励（答对 / 答错）", 20) + pad("没有基线：偏差", 16, "right") + pad("典型误差", 10, "right")
-      + pad("留一法：偏差", 14, "right") + pad("典型误差", 10, "right"))
-results = {}
+results, rows = {}, []
 for c in (-1, 0, 1, 2):
     reward = R + c
     results[c] = {"没有基线": many_estimates(reward), "留一法基线": many_estimates(group_advantages(reward, G, "rloo"))}
     (b0, e0), (b1, e1) = (bias_and_error(results[c][k]) for k in ("没有基线", "留一法基线"))
-    print(pad(f"{1 + c} / {c}", 20) + f"{b0:16.4f}{e0:10.4f}{b1:14.4f}{e1:10.4f}")
-print(f"\n参考：精确梯度的长度 ‖∇J‖ = {np.linalg.norm(exact_grad):.4f}；"
-      f"400 次平均以后，偏差只剩下典型误差 / √400 量级的噪声")
+    rows.append([f"{1 + c} / {c}"] + [f"{x:.4f}" for x in (b0, e0, b1, e1)])
+Table(["奖励（答对 / 答错）", "没有基线：偏差", "典型误差", "留一法：偏差", "典型误差"], rows,
+      note=f"参考：精确梯度的长度 ‖∇J‖ = {np.linalg.norm(exact_grad):.4f}；"
+           "400 次平均以后，偏差只剩下典型误差 / √400 量级的噪声")
 
 # %% [markdown]
 # 基线什么时候让误差变小？看输出：对每种零点，比较两种估计的典型误差。

@@ -25,7 +25,10 @@ import random
 
 import numpy as np
 
-from toyllm import ToyLLM, make_problem_set, pad, pass_at_k
+from IPython.display import display
+
+from toyllm import ToyLLM, make_problem_set, pass_at_k
+from toyllm.display import Table
 from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, compare_exact_sampled, draw_samples,
                                evaluate_sampled, inference_curves, maj_at_k, maj_vote, pass_at_k_sampled,
                                scaling_curve, verify)
@@ -54,9 +57,7 @@ print(f"{len(problems)} 道题；模型：{small.name} 和 {large.name}")
 ks = (1, 2, 4, 8, 16, 32, 64)
 exact_small = exact_pass_at_k(small, problems, ks)
 exact_large = exact_pass_at_k(large, problems, ks)
-print(pad("k", 5) + pad(small.name, 10) + large.name)
-for k in ks:
-    print(pad(k, 5) + pad(f"{exact_small[k]:.4f}", 10) + f"{exact_large[k]:.4f}")
+display(Table(["k", small.name, large.name], [[k, exact_small[k], exact_large[k]] for k in ks]))
 first = next(k for k in ks if exact_small[k] > exact_large[1])
 print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超过 {large.name} 的 pass@1 = {exact_large[1]:.4f}")
 
@@ -86,14 +87,14 @@ print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超�
 # 只数"每一步都对"的比例（"每步都对"一列，和精确值是同一个量），又和精确值一致了。
 
 # %%
-print(pad("n", 5) + pad("精确", 8) + pad("采样 pass@1 ± 采样标准误", 26) + pad("95% 区间", 18) + pad("z", 7)
-      + pad("每步都对 ± 标准误", 20) + pad("z", 7) + "被修好")
+rows = []
 for n in (4, 16, 64, 256):
     r = compare_exact_sampled(small, problems, n, np.random.default_rng(n))
     s, a = r.sampled, r.steps_right
     z_steps = (a.value - r.exact) / a.stderr
-    print(pad(n, 5) + pad(f"{r.exact:.4f}", 8) + pad(f"{s:.4f}", 26) + pad(f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", 18)
-          + pad(f"{r.z:+.2f}", 7) + pad(f"{a:.4f}", 20) + pad(f"{z_steps:+.2f}", 7) + f"{r.repaired:.4f}")
+    rows.append([n, r.exact, f"{s:.4f}", f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", f"{r.z:+.2f}", f"{a:.4f}",
+                 f"{z_steps:+.2f}", f"{r.repaired:.4f}"])
+Table(["n", "精确", "采样 pass@1 ± 采样标准误", "95% 区间", "z", "每步都对 ± 标准误", "z", "被修好"], rows)
 
 # %% [markdown]
 # "被修好"的部分也能精确算。`answer_probs` 不只走正确路径，而是带着中间值的概率分布一步步往下走，
@@ -102,11 +103,12 @@ for n in (4, 16, 64, 256):
 # 看输出："差"一列就是"被修好"的精确概率。模型越小、不用思维链，写错越多，被修好的也越多；1T 几乎是 0。
 
 # %%
-print(pad("模型", 18) + pad("走对路径", 10) + pad("答对（所有路径）", 18) + "差（被修好）")
+rows = []
 for size, cot in ((1e8, True), (1e8, False), (1e9, True), (1e9, False), (1e10, True), (1e12, True)):
     model = ToyLLM(size, cot=cot)
     path, answer = exact_pass_at_1(model, problems[:20]), float(answer_probs(model, problems[:20]).mean())
-    print(pad(model.name, 18) + pad(f"{path:.4f}", 10) + pad(f"{answer:.4f}", 18) + f"{answer - path:.4f}")
+    rows.append([model.name, f"{path:.4f}", f"{answer:.4f}", f"{answer - path:.4f}"])
+Table(["模型", "走对路径", "答对（所有路径）", "差（被修好）"], rows)
 
 # %% [markdown]
 # 换成不同大小的模型，每道题只采 16 次。图里横线是精确值，点和误差棒是采样估计（95% 置信区间）。
@@ -138,12 +140,13 @@ fig = plot_exact_vs_sampled(results)
 n = 16
 p = float(exact_pass_at_1(small, problems[:1]))
 print(f"第 1 道题：{problems[0]}，精确 p = {p:.4f}，n = {n}")
-print(pad("k", 4) + pad("真值 1-(1-p)^k", 16) + pad("无偏估计的期望", 16) + "朴素估计的期望")
+rows = []
 for k in (1, 2, 4, 8, 16):
     weights = [math.comb(n, c) * p ** c * (1 - p) ** (n - c) for c in range(n + 1)]
     unbiased = math.fsum(w * pass_at_k(n, c, k) for c, w in enumerate(weights))
     naive = math.fsum(w * (1 - (1 - c / n) ** k) for c, w in enumerate(weights))
-    print(pad(k, 4) + pad(f"{1 - (1 - p) ** k:.10f}", 16) + pad(f"{unbiased:.10f}", 16) + f"{naive:.10f}")
+    rows.append([k, 1 - (1 - p) ** k, unbiased, naive])
+Table(["k", "真值 1-(1-p)^k", "无偏估计的期望", "朴素估计的期望"], rows, digits=10)
 
 # %% [markdown]
 # 再在 100 道题上真的采样一次（$n = 16$），三种数放在一起：精确值、无偏估计（± 题目层面的标准误）、朴素估计。
@@ -154,10 +157,8 @@ for k in (1, 2, 4, 8, 16):
 samples = draw_samples(small, problems, 16, np.random.default_rng(2))
 unbiased = pass_at_k_sampled(samples, (1, 2, 4, 8, 16))
 c = samples.correct.sum(axis=1)
-print(pad("k", 4) + pad("精确", 8) + pad("无偏估计 ± 题目层面标准误", 28) + "朴素估计")
-for k, est in unbiased.items():
-    naive = float(np.mean(1 - (1 - c / 16) ** k))
-    print(pad(k, 4) + pad(f"{exact_small[k]:.4f}", 8) + pad(f"{est:.4f}", 28) + f"{naive:.4f}")
+Table(["k", "精确", "无偏估计 ± 题目层面标准误", "朴素估计"],
+      [[k, exact_small[k], f"{est:.4f}", float(np.mean(1 - (1 - c / 16) ** k))] for k, est in unbiased.items()])
 
 # %% [markdown]
 # **为什么 $k = 16$ 是"1.0000 ± 0.0000"，而精确值是 0.9931？** $k = n = 16$ 时，一道题的无偏估计只有两个值：16 个样本里至少有一个对就是 1，一个都没对就是 0。
@@ -262,13 +263,10 @@ fig = plot_test_time_compute(curves, by="model")
 
 # %%
 by_name = {m["name"]: m for m in curves["models"]}
-print(pad("模型", 6) + pad("k", 4) + pad("推理计算量", 12) + pad("pass@k", 9) + pad("maj@k", 9) + "best-of-k（错 10%）")
-for name, size in ((small.name, 1e9), (large.name, 1e10)):
-    m = by_name[name]
-    for i, k in enumerate(curves["ks"]):
-        if k in (1, 8):
-            print(pad(name, 6) + pad(k, 4) + pad(f"{k * size / 1e9:.0f}B", 12) + pad(f"{m['pass_at_k'][i]:.3f}", 9)
-                  + pad(f"{m['maj_at_k'][i]:.3f}", 9) + f"{m['best_of_k_noisy'][i]:.3f}")
+rows = [[name, k, f"{k * size / 1e9:.0f}B", m["pass_at_k"][i], m["maj_at_k"][i], m["best_of_k_noisy"][i]]
+        for name, size in ((small.name, 1e9), (large.name, 1e10))
+        for m in [by_name[name]] for i, k in enumerate(curves["ks"]) if k in (1, 8)]
+Table(["模型", "k", "推理计算量", "pass@k", "maj@k", "best-of-k（错 10%）"], rows, digits=3)
 
 # %% [markdown]
 # ## 7. 规模：pass@1 随参数量的变化
@@ -280,9 +278,9 @@ for name, size in ((small.name, 1e9), (large.name, 1e10)):
 
 # %%
 scaling = scaling_curve(problems, np.random.default_rng(6), n=16)
-print(pad("参数量", 10) + pad("路径 pass@1", 13) + "采样估计 ± 采样标准误")
-for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"], scaling["sampled_se"]):
-    print(pad(name, 10) + pad(f"{e:.4f}", 13) + f"{s:.4f} ± {se:.4f}")
+display(Table(["参数量", "路径 pass@1", "采样估计 ± 采样标准误"],
+              [[name, e, f"{s:.4f} ± {se:.4f}"]
+               for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"], scaling["sampled_se"])]))
 fig = plot_scaling(scaling)
 
 # %% [markdown]
