@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
 
-from toyllm import CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, TrainableLLM, pad
+from toyllm import CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, TrainableLLM
 from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, grad_expected_reward
 from toyllm.imitation import expert_iteration, star
@@ -93,10 +93,8 @@ rewards = np.array([1, 0, 0, 0,
                     1, 1, 1, 1], dtype=float)
 methods = ("none", "mean", "rloo", "grpo")
 adv = {m: group_advantages(rewards, G_demo, m) for m in methods}
-print(pad("组", 4) + pad("r", 4, "right") + "".join(pad(m, 10, "right") for m in methods))
-for i, r in enumerate(rewards):
-    print(pad(i // G_demo + 1, 4) + pad(int(r), 4, "right") + "".join(f"{adv[m][i]:10.4f}" for m in methods))
-print()
+display(Table(["组", "r"] + list(methods),
+              [[i // G_demo + 1, int(r)] + [f"{adv[m][i]:.4f}" for m in methods] for i, r in enumerate(rewards)]))
 for g in range(3):
     grp = rewards[g * G_demo:(g + 1) * G_demo]
     sums = "，".join(f"{m} {adv[m][g * G_demo:(g + 1) * G_demo].sum():+.4f}" for m in methods)
@@ -203,11 +201,10 @@ for name in ("reinforce", "rloo", "grpo"):
     models[name] = base.copy(name=name)
     runs[name] = train(models[name], preset(name, iterations=iters), train_set, paths)
 
-print(pad("预设", 12) + pad("样本数", 8, "right") + pad("pass@1：开始", 14, "right") + pad("第 50 次", 10, "right")
-      + pad("第 100 次", 10, "right") + pad("熵：第 1 次", 12, "right") + pad("第 100 次", 10, "right"))
-for name, h in runs.items():
-    print(pad(name, 12) + pad(h["samples"][-1], 8, "right") + f"{start_pass:14.4f}{h['pass1_exact'][49]:10.4f}"
-          f"{h['pass1_exact'][-1]:10.4f}{h['entropy'][0]:12.4f}{h['entropy'][-1]:10.4f}")
+display(Table(["预设", "样本数", "pass@1：开始", "第 50 次", "第 100 次", "熵：第 1 次", "第 100 次"],
+              [[name, h["samples"][-1]] + [f"{x:.4f}" for x in (start_pass, h["pass1_exact"][49], h["pass1_exact"][-1],
+                                                               h["entropy"][0], h["entropy"][-1])]
+               for name, h in runs.items()]))
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
 labels = {"reinforce": "REINFORCE（无基线）", "rloo": "RLOO", "grpo": "GRPO"}
@@ -237,10 +234,10 @@ scaled = {}
 for name in ("reinforce", "rloo"):
     scaled[name] = train(base.copy(), preset(name, iterations=iters, lr=lr), train_set, paths)
 checkpoints = (10, 25, 50, 100)
-print(pad("", 28) + "".join(pad(f"第 {c} 次", 10, "right") for c in checkpoints))
-for name, h in (("GRPO（lr = 2）", runs["grpo"]), (f"REINFORCE（lr = {lr:.2f}）", scaled["reinforce"]),
-                (f"RLOO（lr = {lr:.2f}）", scaled["rloo"])):
-    print(pad(name, 28) + "".join(f"{h['pass1_exact'][c - 1]:10.4f}" for c in checkpoints))
+Table([""] + [f"第 {c} 次" for c in checkpoints],
+      [[name] + [f"{h['pass1_exact'][c - 1]:.4f}" for c in checkpoints]
+       for name, h in (("GRPO（lr = 2）", runs["grpo"]), (f"REINFORCE（lr = {lr:.2f}）", scaled["reinforce"]),
+                       (f"RLOO（lr = {lr:.2f}）", scaled["rloo"]))])
 
 # %% [markdown]
 # 看上表：学习率对齐以后，三者几乎一样快。在这个玩具里，用 0/1 奖励和朴素梯度下降时，GRPO 的领先主要来自"除以 std 放大了步子"，
@@ -348,13 +345,11 @@ print("题目：", problem, "=", problem.answer, "；这一组 8 份里做对的
 for label, i in (("用了 bug 却做对", int(rows_g[lucky[rows_g]][0])),
                  ("只有一步粗心而做错", int(rows_g[one_slip[rows_g]][0]))):
     k = i - g * G
-    print(f"\n{label}（组里第 {k + 1} 份，最终答案 {r.final[i]}）")
-    print(pad("步", 4) + pad("情境", 26) + pad("做法", 10) + pad("值对吗", 8) + pad("A 结果", 9, "right")
-          + pad("A process", 11, "right") + pad("A procedure", 13, "right"))
-    for t in range(int(r.lengths[i])):
-        print(pad(t + 1, 4) + pad(CONTEXT_NAMES[CONTEXTS[r.ctx[i, t]]], 26)
-              + pad(PROCEDURE_NAMES[PROCEDURES[r.actions[i, t]]], 10) + pad("对" if r.step_ok[i, t] else "错", 8)
-              + f"{A['outcome'][k, t]:9.3f}{A['process'][k, t]:11.3f}{A['procedure'][k, t]:13.3f}")
+    display(Table(["步", "情境", "做法", "值对吗", "A 结果", "A process", "A procedure"],
+                  [[t + 1, CONTEXT_NAMES[CONTEXTS[r.ctx[i, t]]], PROCEDURE_NAMES[PROCEDURES[r.actions[i, t]]],
+                    "对" if r.step_ok[i, t] else "错"] + [f"{A[kind][k, t]:.3f}" for kind in A]
+                   for t in range(int(r.lengths[i]))],
+                  title=f"{label}（组里第 {k + 1} 份，最终答案 {r.final[i]}）"))
 
 # %% [markdown]
 # **为什么粗心之前那些做对的步骤，过程优势是负的？** 每步的优势是从这一步往后的累加 $A_{i,t} = \sum_{t' \ge t} \tilde r_{i,t'}$
@@ -373,9 +368,8 @@ i = int(rows_g[one_slip[rows_g]][0])
 k, n_steps = i - g * G, int(r.lengths[i])
 a_row = A["process"][k, :n_steps]
 r_tilde = a_row - np.append(a_row[1:], 0.0)                 # 这一步自己的标准化奖励
-print(pad("步", 4) + pad("值对吗", 8) + pad("r̃（这一步）", 14, "right") + pad("A（往后累加）", 16, "right"))
-for t in range(n_steps):
-    print(pad(t + 1, 4) + pad("对" if r.step_ok[i, t] else "错", 8) + f"{r_tilde[t]:14.3f}{a_row[t]:16.3f}")
+Table(["步", "值对吗", "r̃（这一步）", "A（往后累加）"],
+      [[t + 1, "对" if r.step_ok[i, t] else "错", f"{r_tilde[t]:.3f}", f"{a_row[t]:.3f}"] for t in range(n_steps)])
 
 # %% [markdown]
 # 这不只是一份样本的偶然。期望奖励 $J$ 的**精确**梯度说明了平均会发生什么。沿正确路径，第 $t$ 步算对的概率是
@@ -453,13 +447,13 @@ ax.legend()
 fig.tight_layout()
 plt.show()
 
-print(pad("样本数", 8) + pad("GRPO", 10, "right") + pad("专家迭代", 10, "right") + pad("GRPO 的更新次数", 18, "right")
-      + pad("专家迭代的更新次数", 20, "right"))
+rows = []
 for rnd in (1, 3, 6, 12):
     n = ei["samples"][rnd - 1]
     it = n // (cfg.batch_problems * cfg.group_size)
-    print(pad(n, 8) + f"{runs['grpo']['pass1_exact'][it - 1]:10.4f}{ei['pass1_exact'][rnd - 1]:10.4f}"
-          + pad(it, 18, "right") + pad(rnd * ei.meta["config"]["epochs"], 20, "right"))
+    rows.append([n, f"{runs['grpo']['pass1_exact'][it - 1]:.4f}", f"{ei['pass1_exact'][rnd - 1]:.4f}",
+                 it, rnd * ei.meta["config"]["epochs"]])
+Table(["样本数", "GRPO", "专家迭代", "GRPO 的更新次数", "专家迭代的更新次数"], rows)
 
 # %% [markdown]
 # 看上表：在这个玩具的默认设置下，同样多的样本，专家迭代比 GRPO 高。最后两列说明了一部分原因：专家迭代每轮在同一批样本上做 30 步梯度上升，

@@ -22,8 +22,9 @@
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
-from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, pad
+from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM
 from toyllm.display import Table
 from toyllm.exact import correct_paths
 from toyllm.plotstyle import use_chinese_font
@@ -35,9 +36,8 @@ from toyllm.sampler import prepare_problems, sample_rollouts
 use_chinese_font()
 train_set, heldout = default_problems(0)
 print(f"训练题 {len(train_set)} 道，留出题 {len(heldout)} 道")
-print("GRPO 和 DAPO 不同的选项：")
-for name, (a, b) in diff_presets("grpo", "dapo").items():
-    print(f"  {pad(name, 18)}GRPO = {a!s:<10}DAPO = {b}")
+Table(["选项", "GRPO", "DAPO"], [[name, str(a), str(b)] for name, (a, b) in diff_presets("grpo", "dapo").items()],
+      title="GRPO 和 DAPO 不同的选项：")
 
 # %% [markdown]
 # ## 1. 重要性比率与裁剪（讲义 7.1）
@@ -105,12 +105,12 @@ def ratios(current):
 
 r = ratios(model)
 print(f"{len(roll)} 份解答、{m.sum()} 步；ρ 的范围 [{r.min()}, {r.max()}]")
-print(pad("聚合方式", 14) + pad("损失", 10, "right") + pad("‖梯度‖", 10, "right")
-      + pad("裁剪·低", 10, "right") + pad("裁剪·高", 10, "right"))
+rows = []
 for agg in ("seq-mean", "token-mean", "constant"):
     res = policy_loss(model, roll, adv, preset("grpo", loss_agg=agg), max_len=8)
-    print(pad(agg, 14) + f"{round(res.loss, 12) + 0.0:10.6f}{np.linalg.norm(res.grad):10.4f}"
-          f"{res.clip_low:10.4f}{res.clip_high:10.4f}")
+    rows.append([agg, f"{round(res.loss, 12) + 0.0:.6f}"]
+                + [f"{x:.4f}" for x in (np.linalg.norm(res.grad), res.clip_low, res.clip_high)])
+Table(["聚合方式", "损失", "‖梯度‖", "裁剪·低", "裁剪·高"], rows)
 
 # %% [markdown]
 # "训练日志里损失一直是 0，是不是没在训练？""裁剪比例为什么总是 0？"是 TRL、verl 用户最常问的两个问题。答案就是上面这张表：
@@ -126,14 +126,14 @@ for agg in ("seq-mean", "token-mean", "constant"):
 # %%
 cfg = preset("grpo", lr=30.0)
 trained = model.copy()
-print(pad("第几次更新", 12) + pad("ρ 的范围", 18) + pad("损失", 10, "right") + pad("‖梯度‖", 10, "right")
-      + pad("裁剪·低", 10, "right") + pad("裁剪·高", 10, "right"))
+rows = []
 for update in range(1, 7):
     r = ratios(trained)
     res = policy_loss(trained, roll, adv, cfg)
-    print(pad(update, 12) + pad(f"[{r.min():.3f}, {r.max():.3f}]", 18)
-          + f"{round(res.loss, 12) + 0.0:10.4f}{np.linalg.norm(res.grad):10.4f}{res.clip_low:10.4f}{res.clip_high:10.4f}")
+    rows.append([update, f"[{r.min():.3f}, {r.max():.3f}]"]
+                + [f"{x:.4f}" for x in (round(res.loss, 12) + 0.0, np.linalg.norm(res.grad), res.clip_low, res.clip_high)])
     trained.params -= cfg.lr * res.grad
+Table(["第几次更新", "ρ 的范围", "损失", "‖梯度‖", "裁剪·低", "裁剪·高"], rows)
 
 # %% [markdown]
 # ### 1.3 整个训练过程里的裁剪比例
@@ -150,9 +150,9 @@ for label, kw in (("μ = 1", dict(mu=1)), ("μ = 4", dict(mu=4)), ("μ = 4，cli
     net = TrainableLLM(1e8)
     runs[label] = (net, train(net, preset("grpo", lr=30.0, iterations=100, seed=0, **kw), train_set, heldout))
 
-for label, (net, h) in runs.items():
-    print(f"{pad(label, 20)}裁剪·低：平均 {np.mean(h['clip_low']):.4f}，最大 {np.max(h['clip_low']):.4f}；"
-          f"裁剪·高：平均 {np.mean(h['clip_high']):.4f}，最大 {np.max(h['clip_high']):.4f}")
+display(Table(["设置", "裁剪·低：平均", "最大", "裁剪·高：平均", "最大"],
+              [[label] + [f"{f(h[k]):.4f}" for k in ("clip_low", "clip_high") for f in (np.mean, np.max)]
+               for label, (net, h) in runs.items()]))
 
 h4 = runs["μ = 4"][1]
 fig, ax = plt.subplots(figsize=(8, 4))
@@ -265,16 +265,16 @@ def kl_table_row(current, rng):
     return kl_c[c].mean(), est._asdict(), float(np.exp(log_ref[c, a] - log_pi[c, a]).max())
 
 
-print(pad("迭代", 6) + pad("精确 KL", 9, "right")
-      + "".join(pad(f"{k} 偏差（标准误）", 22, "right") + pad(f"{k} 标准差", 10, "right") for k in ("k1", "k2", "k3"))
-      + pad("最大 r", 9, "right"))
+rows = []
 for it in SNAPSHOTS:
     exact, est, r_max = kl_table_row(snapshots[it], np.random.default_rng(it))
-    cells = ""
+    row = [it, f"{exact:.4f}"]
     for k, v in est.items():
         se = v.std(ddof=1) / np.sqrt(len(v))
-        cells += pad(f"{v.mean() - exact:+.5f}（{se:.5f}）", 22, "right") + f"{v.std(ddof=1):10.4f}"
-    print(pad(it, 6) + f"{exact:9.4f}" + cells + f"{r_max:9.1f}")
+        row += [f"{v.mean() - exact:+.5f}（{se:.5f}）", f"{v.std(ddof=1):.4f}"]
+    rows.append(row + [f"{r_max:.1f}"])
+Table(["迭代", "精确 KL"] + [h for k in ("k1", "k2", "k3") for h in (f"{k} 偏差（标准误）", f"{k} 标准差")] + ["最大 r"],
+      rows)
 
 # %% [markdown]
 # 训练时的 KL 估计不是几万步的平均，而是一批数据（32 道题 × 8 份）的平均。
@@ -394,14 +394,13 @@ paths = correct_paths(heldout)
 harmless = [i for i in range(len(CONTEXTS)) if paths.bug_ok[paths.mask & (paths.ctx == i)].all()]
 others = [i for i in range(len(CONTEXTS)) if i not in harmless]
 print("bug 不咬人的情境：", "、".join(CONTEXT_NAMES[CONTEXTS[i]] for i in harmless))
-print()
-print(pad("设置", 22) + pad("熵（后 20 次）", 14, "right") + pad("最终 pass@1", 13, "right")
-      + pad("π(bug)：不咬人的情境", 22, "right") + pad("π(bug)：其余", 14, "right"))
+rows = []
 for label in ("μ = 4", "μ = 4，clip-higher"):
     net, h = runs[label]
     pt = prob_table(net)
-    print(pad(label, 22) + f"{np.mean(h['entropy'][-20:]):14.4f}{h['pass1_exact'][-1]:13.4f}"
-          f"{pt[harmless, 1].mean():22.4f}{pt[others, 1].mean():14.4f}")
+    rows.append([label] + [f"{x:.4f}" for x in (np.mean(h["entropy"][-20:]), h["pass1_exact"][-1],
+                                                pt[harmless, 1].mean(), pt[others, 1].mean())])
+Table(["设置", "熵（后 20 次）", "最终 pass@1", "π(bug)：不咬人的情境", "π(bug)：其余"], rows)
 
 # %% [markdown]
 # 这只是一个种子；讲义第 8.2 节用 4 个种子重复了这个实验。
@@ -442,12 +441,12 @@ for label, ds in (("GRPO", False), ("GRPO + 动态采样", True)):
     net = TrainableLLM(1e10)
     ds_runs[label] = train(net, preset("grpo", iterations=80, dynamic_sampling=ds), train_set, heldout)
 
-print(pad("设置", 18) + pad("全相同的组：首次", 18, "right") + pad("最后 10 次平均", 16, "right")
-      + pad("有用的组/次（平均）", 20, "right") + pad("累计采样", 10, "right") + pad("最终 pass@1", 13, "right"))
+rows = []
 for label, h in ds_runs.items():
     useful = np.mean(h["groups"]) if label != "GRPO" else np.mean(32 * (1 - np.array(h["zero_std"])))
-    print(pad(label, 18) + f"{h['zero_std'][0]:18.3f}{np.mean(h['zero_std'][-10:]):16.3f}{useful:20.1f}"
-          f"{h['samples'][-1]:10d}{h['pass1_exact'][-1]:13.4f}")
+    rows.append([label, f"{h['zero_std'][0]:.3f}", f"{np.mean(h['zero_std'][-10:]):.3f}", f"{useful:.1f}",
+                 h["samples"][-1], f"{h['pass1_exact'][-1]:.4f}"])
+display(Table(["设置", "全相同的组：首次", "最后 10 次平均", "有用的组/次（平均）", "累计采样", "最终 pass@1"], rows))
 
 plain, dyn = ds_runs["GRPO"], ds_runs["GRPO + 动态采样"]
 budget = plain["samples"][-1]
@@ -494,14 +493,12 @@ plt.show()
 # %%
 n_steps = m.sum()
 weights = {how: aggregation_weights(m, how, max_len=8) * n_steps for how in ("seq-mean", "token-mean", "constant")}
-print(f"这一批：{len(roll)} 份解答，共 {n_steps} 步。下表是每一步的权重 × {n_steps}")
-print(pad("步数 |o_i|", 10) + pad("解答份数", 10, "right") + "".join(pad(h, 12, "right") for h in weights))
-for L in range(3, 9):
-    rows_L = roll.lengths == L
-    if rows_L.any():
-        print(pad(L, 10) + f"{rows_L.sum():10d}" + "".join(f"{w[rows_L][:, 0].mean():12.4f}" for w in weights.values()))
+rows = [[L, int((roll.lengths == L).sum())] + [f"{w[roll.lengths == L][:, 0].mean():.4f}" for w in weights.values()]
+        for L in range(3, 9) if (roll.lengths == L).any()]
 ratio = {h: w[roll.lengths == 8][:, 0].mean() / w[roll.lengths == 3][:, 0].mean() for h, w in weights.items()}
-print(pad("8 步 ÷ 3 步", 20) + "".join(f"{v:12.4f}" for v in ratio.values()))
+rows.append(["8 步 ÷ 3 步", ""] + [f"{v:.4f}" for v in ratio.values()])
+Table(["步数 |o_i|", "解答份数"] + list(weights), rows,
+      title=f"这一批：{len(roll)} 份解答，共 {n_steps} 步。下表是每一步的权重 × {n_steps}")
 
 # %% [markdown]
 # 按 seq-mean，每一份解答的**总**权重都是 $1/B$，不论长短，所以长解答的每一步被"稀释"了。
@@ -520,9 +517,7 @@ print(pad("8 步 ÷ 3 步", 20) + "".join(f"{v:12.4f}" for v in ratio.values()))
 
 # %%
 G = 8
-print(pad("做对 k/8", 10) + pad("std", 8, "right") + pad("GRPO：A(对)", 13, "right") + pad("A(错)", 9, "right")
-      + pad("Σ|A|", 9, "right") + pad("均值基线：Σ|A|", 16, "right") + pad("两者之比", 10, "right"))
-push = {}
+push, rows = {}, []
 for k in range(0, G + 1):
     r = np.array([1.0] * k + [0.0] * (G - k))
     a_grpo, a_mean = group_advantages(r, G, "grpo"), group_advantages(r, G, "mean")
@@ -530,9 +525,8 @@ for k in range(0, G + 1):
     a_right = f"{a_grpo[0]:.4f}" if k > 0 else "—"
     a_wrong = f"{a_grpo[-1]:.4f}" if k < G else "—"
     ratio_k = f"{push[k][0] / push[k][1]:.3f}" if push[k][1] > 0 else "—"
-    print(pad(k, 10) + f"{r.std(ddof=1):8.4f}" + pad(a_right, 13, "right") + pad(a_wrong, 9, "right")
-          + f"{push[k][0]:9.4f}{push[k][1]:16.4f}" + pad(ratio_k, 10, "right"))
-print()
+    rows.append([k, f"{r.std(ddof=1):.4f}", a_right, a_wrong, f"{push[k][0]:.4f}", f"{push[k][1]:.4f}", ratio_k])
+display(Table(["做对 k/8", "std", "GRPO：A(对)", "A(错)", "Σ|A|", "均值基线：Σ|A|", "两者之比"], rows))
 for name, col in (("GRPO", 0), ("均值基线（Dr. GRPO）", 1)):
     print(f"{name}：k = 1 的组的推力是 k = 4 的 {push[1][col] / push[4][col]:.3f} 倍")
 
