@@ -33,8 +33,9 @@ report = run_doctor()
 import random
 
 from toyllm import (BUG_NAMES, CONTEXT_NAMES, PROCEDURE_NAMES, PROCEDURES, ToyLLM, TrainableLLM, apply_op,
-                    bar, context_key, evaluate, fmt_size, make_problem, make_problem_set, pad, probs_for,
+                    bar, context_key, evaluate, fmt_size, make_problem, make_problem_set, probs_for,
                     step_records)
+from toyllm.display import Table
 from toyllm.exact import exact_pass_at_1
 
 problem = make_problem(random.Random(7), 5)
@@ -81,18 +82,15 @@ for proc, p in zip(PROCEDURES, model.step_probs(step.op, problem.start, step.ope
 # %%
 sample = model.generate(problem, random.Random(1))
 
-print(pad("步", 4) + pad("这一步", 14) + pad("情境", 24) + pad("P(正确/错误观念/粗心)", 24)
-      + pad("选了", 10) + pad("写下", 8, "right") + pad("应为", 8, "right"))
-x = problem.start
+rows, x = [], problem.start
 for i, (step, (key, action), probs, value) in enumerate(
         zip(problem.steps, step_records(problem, sample), probs_for(model, problem, sample), sample.values), start=1):
     should = apply_op(step.op, x, step.operand, "correct")
-    mark = "" if value == should else "  ✗"
-    print(pad(i, 4) + pad(f"{x} {step}", 14) + pad(CONTEXT_NAMES[key], 24)
-          + pad(" / ".join(f"{p:.2f}" for p in probs), 24)
-          + pad(PROCEDURE_NAMES[PROCEDURES[action]], 10) + pad(value, 8, "right") + pad(should, 8, "right") + mark)
+    rows.append([i, f"{x} {step}", CONTEXT_NAMES[key], " / ".join(f"{p:.2f}" for p in probs),
+                 PROCEDURE_NAMES[PROCEDURES[action]], value, should, "" if value == should else "✗"])
     x = value
-print(f"\n最终答案 {sample.values[-1]}，正确答案 {problem.answer}：{'做对了' if sample.correct else '做错了'}")
+Table(["步", "这一步", "情境", "P(正确/错误观念/粗心)", "选了", "写下", "应为", ""], rows,
+      note=f"最终答案 {sample.values[-1]}，正确答案 {problem.answer}：{'做对了' if sample.correct else '做错了'}")
 
 # %% [markdown]
 # ## 5. 同一道题做 8 遍
@@ -105,13 +103,11 @@ print(f"\n最终答案 {sample.values[-1]}，正确答案 {problem.answer}：{'�
 
 # %%
 LETTER = {"correct": "对", "bug": "错", "careless": "粗"}
-n_right = 0
-for seed in range(8):
-    s = model.generate(problem, random.Random(seed))
-    n_right += s.correct
-    print(f"种子 {seed}：{' '.join(LETTER[p] for p in s.procs)}   最终答案 {s.values[-1]:>5}   "
-          f"{'✓' if s.correct else '✗'}")
-print(f"\n做对了 {n_right} / 8 遍")
+solutions = [model.generate(problem, random.Random(seed)) for seed in range(8)]
+Table(["种子", "每一步的做法", "最终答案", ""],
+      [[seed, " ".join(LETTER[p] for p in s.procs), s.values[-1], "✓" if s.correct else "✗"]
+       for seed, s in enumerate(solutions)],
+      note=f"做对了 {sum(s.correct for s in solutions)} / 8 遍")
 
 # %% [markdown]
 # ## 6. pass@1：做一遍就做对的概率
@@ -147,9 +143,8 @@ print(f"\n第 2 节那道题单独的路径 pass@1：{exact_pass_at_1(model, [pr
 # 看输出：pass@1 怎样随参数量变化。这就是第 6 讲的第一个主题：**规模**。
 
 # %%
-for size in (1e8, 1e9, 1e10, 1e11, 1e12):
-    p = exact_pass_at_1(ToyLLM(size), problems)
-    print(f"{pad(fmt_size(size), 6)} pass@1 = {p:.3f}  {bar(p, 30)}")
+pass1 = {size: exact_pass_at_1(ToyLLM(size), problems) for size in (1e8, 1e9, 1e10, 1e11, 1e12)}
+Table(["参数量", "路径 pass@1", ""], [[fmt_size(size), f"{p:.3f}", bar(p, 30)] for size, p in pass1.items()])
 
 # %% [markdown]
 # ## 8. TrainableLLM：同一个模型，但可以训练
