@@ -25,7 +25,8 @@ import numpy as np
 from IPython.display import display
 
 from toyllm import (CONTEXT_NAMES, CONTEXTS, OP_SYMBOLS, PROCEDURE_NAMES, PROCEDURES, ToyLLM, TrainableLLM, apply_op,
-                    bug_bites, log_likelihood, pad, sft)
+                    bug_bites, log_likelihood, sft)
+from toyllm.display import Table
 from toyllm.exact import exact_pass_at_1
 from toyllm.imitation import (distinct_mask, expert_iteration, hinted_rollouts, rejection_sampling_ft,
                               rollouts_to_data, sft_counts, sft_rollouts, star, step_counts)
@@ -138,11 +139,10 @@ ax.figure.tight_layout()
 plt.show()
 
 p_before, p_after, p_teacher = prob_table(base)[:, 0], prob_table(student)[:, 0], prob_table(teacher)[:, 0]
-print(pad("情境", 26) + pad("示范步数", 10, "right") + pad("SFT 前", 9, "right") + pad("SFT 后", 9, "right")
-      + pad("示范频率", 10, "right") + pad("老师", 8, "right"))
-for j, key in enumerate(CONTEXTS):
-    print(pad(CONTEXT_NAMES[key], 26) + f"{int(counts[j].sum()):10d}{p_before[j]:9.3f}{p_after[j]:9.3f}"
-          f"{freq[j, 0]:10.3f}{p_teacher[j]:8.3f}")
+display(Table(["情境", "示范步数", "SFT 前", "SFT 后", "示范频率", "老师"],
+              [[CONTEXT_NAMES[key], int(counts[j].sum())]
+               + [f"{x:.3f}" for x in (p_before[j], p_after[j], freq[j, 0], p_teacher[j])]
+               for j, key in enumerate(CONTEXTS)]))
 gap = int(np.argmax(np.abs(freq[:, 0] - p_teacher)))
 print(f"\n示范频率和老师差得最多的情境：{CONTEXT_NAMES[CONTEXTS[gap]]}（{int(counts[gap].sum())} 步）："
       f"频率 {freq[gap, 0]:.3f}，老师 {p_teacher[gap]:.3f}，SFT 后的学生 {p_after[gap]:.3f}")
@@ -238,13 +238,10 @@ for restart in (False, True):
     model = base.copy()
     ei[restart] = expert_iteration(model, train_set, heldout, rounds=rounds, k=8, restart=restart, seed=2)
 
-print(pad("轮次", 6) + pad("累计样本", 10, "right") + pad("继续：保留", 12, "right") + pad("继续：pass@1", 14, "right")
-      + pad("从头：保留", 12, "right") + pad("从头：pass@1", 14, "right"))
-print(pad(0, 6) + pad(0, 10, "right") + pad("", 12) + f"{start_pass:14.4f}" + pad("", 12) + f"{start_pass:14.4f}")
-for i in range(rounds):
-    print(pad(i + 1, 6) + pad(ei[False]["samples"][i], 10, "right")
-          + pad(ei[False]["kept"][i], 12, "right") + f"{ei[False]['pass1_exact'][i]:14.4f}"
-          + pad(ei[True]["kept"][i], 12, "right") + f"{ei[True]['pass1_exact'][i]:14.4f}")
+rows = [[0, 0, "", f"{start_pass:.4f}", "", f"{start_pass:.4f}"]]
+rows += [[i + 1, ei[False]["samples"][i], ei[False]["kept"][i], f"{ei[False]['pass1_exact'][i]:.4f}",
+          ei[True]["kept"][i], f"{ei[True]['pass1_exact'][i]:.4f}"] for i in range(rounds)]
+Table(["轮次", "累计样本", "继续：保留", "继续：pass@1", "从头：保留", "从头：pass@1"], rows)
 
 # %% [markdown]
 # 看上表：继续训练时，pass@1 一轮比一轮高，留下的样本也越来越多；每轮从头开始时，第一轮以后几乎不再上升。
@@ -272,10 +269,9 @@ for i in range(rounds):
 first = sample_rollouts(base, train_set, 1, np.random.default_rng(3))
 failed = [train_set[i] for i in np.flatnonzero(~first.correct)]
 print(f"学生做 1 遍，做错了 {len(failed)} / {len(train_set)} 道题。在这些题上带着提示各做 4 遍：")
-print(pad("hint_boost", 12) + pad("做对的比例", 12, "right"))
-for boost in (0.0, 1.0, 3.0, 6.0):
-    hinted = hinted_rollouts(base, failed, 4, np.random.default_rng(4), hint_boost=boost)
-    print(pad(boost, 12) + f"{hinted.correct.mean():12.3f}")
+Table(["hint_boost", "做对的比例"],
+      [[str(boost), f"{hinted_rollouts(base, failed, 4, np.random.default_rng(4), hint_boost=boost).correct.mean():.3f}"]
+       for boost in (0.0, 1.0, 3.0, 6.0)])
 
 # %% [markdown]
 # 现在跑 STaR（`star`，默认 `hint_boost = 3`、每轮从原始模型开始），合理化打开和关闭各一次，每次 6 轮。
@@ -333,17 +329,13 @@ print()
 i = int(np.flatnonzero(lucky)[0])
 problem = train_set[own.problem[i]]
 print("题目：", problem, "=", problem.answer, "    学生的答案：", own.final[i], "（做对了）")
-print(pad("步", 4) + pad("这一步", 16) + pad("情境", 26) + pad("做法", 10) + pad("写下的值", 10, "right")
-      + pad("正确值", 8, "right") + pad("bug 咬人吗", 12, "right"))
-x = problem.start
+rows, x = [], problem.start
 for t, step in enumerate(problem.steps):
-    proc = PROCEDURES[own.actions[i, t]]
-    bites = "咬人" if bug_bites(step.op, x, step.operand) else "不咬人"
-    print(pad(t + 1, 4) + pad(f"{x} {OP_SYMBOLS[step.op]} {step.operand}", 16)
-          + pad(CONTEXT_NAMES[CONTEXTS[own.ctx[i, t]]], 26) + pad(PROCEDURE_NAMES[proc], 10)
-          + pad(own.values[i, t], 10, "right") + pad(apply_op(step.op, x, step.operand, "correct"), 8, "right")
-          + pad(bites, 12, "right"))
+    rows.append([t + 1, f"{x} {OP_SYMBOLS[step.op]} {step.operand}", CONTEXT_NAMES[CONTEXTS[own.ctx[i, t]]],
+                 PROCEDURE_NAMES[PROCEDURES[own.actions[i, t]]], int(own.values[i, t]),
+                 apply_op(step.op, x, step.operand, "correct"), "咬人" if bug_bites(step.op, x, step.operand) else "不咬人"])
     x = int(own.values[i, t])
+Table(["步", "这一步", "情境", "做法", "写下的值", "正确值", "bug 咬人吗"], rows)
 
 # %% [markdown]
 # 只看答案的过滤器分不清这一步是"算对了"还是"碰巧对了"。SFT 把它和其他步一样当作示范：这一步的梯度是 $e_{\text{bug}} - \pi$，**把 bug 往上推**。
@@ -373,14 +365,11 @@ def bug_share(keep):
 
 
 share_kept, share_dedup = bug_share(kept), bug_share(distinct)
-print(pad("情境", 26) + pad("模型π_bug", 10, "right") + pad("期望值", 8, "right") + pad("数据:不去重", 12, "right")
-      + pad("数据:去重", 10, "right") + pad("RFT后", 8, "right") + pad("RFT去重后", 10, "right"))
-for n, j in enumerate(order):
-    expected = f"{pi0[j, 1] / (pi0[j, 0] + pi0[j, 1]):8.3f}" if n < len(never_bites) else pad("—", 8, "right")
-    print(pad(CONTEXT_NAMES[CONTEXTS[j]], 26) + f"{pi0[j, 1]:10.3f}" + expected
-          + f"{share_kept[j]:12.3f}{share_dedup[j]:10.3f}{pi_rft[j, 1]:8.3f}{pi_dedup[j, 1]:10.3f}")
-    if n == len(never_bites) - 1:
-        print("-" * 84)
+Table(["情境", "模型π_bug", "期望值", "数据:不去重", "数据:去重", "RFT后", "RFT去重后"],
+      [[CONTEXT_NAMES[CONTEXTS[j]], f"{pi0[j, 1]:.3f}",
+        f"{pi0[j, 1] / (pi0[j, 0] + pi0[j, 1]):.3f}" if n < len(never_bites) else "—"]
+       + [f"{x:.3f}" for x in (share_kept[j], share_dedup[j], pi_rft[j, 1], pi_dedup[j, 1])]
+       for n, j in enumerate(order)])
 
 # %% [markdown]
 # 把 π(bug) 的变化画出来（左边 4 个情境 bug 不咬人，右边 8 个会咬人）。
