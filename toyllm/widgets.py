@@ -96,10 +96,10 @@ def _wipe(ax):
         这是重画里很贵的一步。同一个画图函数每次都会重新设置标题、刻度、范围，
         所以只要擦掉画上去的东西、让坐标范围重新自动计算就够了。
     """
-    for container in list(ax.containers):
-        container.remove()
     for artist in [*ax.lines, *ax.patches, *ax.collections, *ax.texts, *ax.images]:
         artist.remove()
+    ax.containers.clear()          # 容器（bar、errorbar）里的东西上面已经擦掉了；不用 Container.remove()：
+                                   # matplotlib 3.9 以前它会重复删除已经删掉的线，报 ValueError
     if ax.legend_ is not None:
         ax.legend_.remove()
     ax.relim()
