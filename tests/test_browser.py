@@ -25,7 +25,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -68,24 +67,15 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def wait_for_server(proc, url, log, name, timeout=120, *, http=True):
-    """
-    等本机的服务器（JupyterLab、Voilà）能响应 url；进程先退出了或者超时，就带着它日志的最后一段失败。
-
-    http=False 时只等端口能连上：Voilà 每收到一次页面请求就运行一遍 notebook，机器忙时一次要好几秒，
-    用 2 秒超时的页面请求去"探"它，只会越探越慢。
-    """
+def wait_for_server(proc, url, log, name, timeout=120):
+    """等本机的服务器（JupyterLab、Voilà）能响应 url；进程先退出了或者超时，就带着它日志的最后一段失败。"""
     deadline = time.monotonic() + timeout
-    parts = urllib.parse.urlsplit(url)
     while True:
         if proc.poll() is not None:
             log.flush()
             pytest.fail(f"{name} 没能启动：\n" + Path(log.name).read_text(encoding="utf-8")[-3000:])
         try:
-            if http:
-                urllib.request.urlopen(url, timeout=2)
-            else:
-                socket.create_connection((parts.hostname, parts.port), timeout=2).close()
+            urllib.request.urlopen(url, timeout=2)
             return
         except OSError:
             if time.monotonic() > deadline:

@@ -60,7 +60,7 @@ def voila(request, tmp_path):
                             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_for_server(proc, base + "/", log, "Voilà", http=False)
+        wait_for_server(proc, base + "/", log, "Voilà", timeout=240)   # Voilà 先把面板算出来才响应
         yield base, slider, dashboard
     finally:
         proc.terminate()
