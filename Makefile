@@ -81,6 +81,7 @@ bench: $(STAMP)
 	$(VPY) -m toyllm bench
 	$(VPY) tools/bench_import.py
 	$(VPY) -c "from toyllm.widgets import benchmark; benchmark()"
+	$(VPY) tools/bench_tinylm.py --cot
 
 notebooks: $(STAMP)
 	$(VPY) tools/build_notebooks.py --all

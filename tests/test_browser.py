@@ -68,14 +68,19 @@ def _free_port():
 
 
 def wait_for_server(proc, url, log, name, timeout=120):
-    """等本机的服务器（JupyterLab、Voilà）能响应 url；进程先退出了或者超时，就带着它日志的最后一段失败。"""
+    """
+    等本机的服务器（JupyterLab、Voilà）能响应 url；进程先退出了或者超时，就带着它日志的最后一段失败。
+
+    端口还没打开时，连接立刻被拒绝，隔 0.3 秒再试；端口一打开，就只发**一个**请求，等它到截止时间为止。
+    （Voilà 每收到一个页面请求就把面板算一遍：机器忙的时候，短超时的请求一个接一个地超时，只会越堆越多。）
+    """
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
             log.flush()
             pytest.fail(f"{name} 没能启动：\n" + Path(log.name).read_text(encoding="utf-8")[-3000:])
         try:
-            urllib.request.urlopen(url, timeout=2)
+            urllib.request.urlopen(url, timeout=max(deadline - time.monotonic(), 1))
             return
         except OSError:
             if time.monotonic() > deadline:

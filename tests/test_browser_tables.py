@@ -17,8 +17,8 @@ import pytest
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ("00_quickstart", "01_toyllm_recap", "02_gradient", "03_sft_star", "04_evaluation", "05_policy_gradient_grpo",
-             "06_ppo_kl_dapo", "07_scaling")
+NOTEBOOKS = tuple(sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")))
+"""每一个讲课 notebook（新加的 notebook 自动包括在内）。"""
 WIDTH = 1280
 
 

@@ -9,9 +9,6 @@
     （KINDS：number、int、context、model、problems……）。每个 (函数, 参数) 是一个测试；hypothesis 从那一类坏值里抽，
     把那个参数换掉，其他参数保持合法。表是显式的，所以一个新的公开函数没有写进来时，test_every_public_function_is_listed
     会失败。
-
-【xfail】模型 / 引擎模块（toy_llm、trainable、policy、sampler、exact、evaluation、rl、imitation）由 rl 分支修；
-    那里现在还不合格的组合标成 xfail(strict=True)：修好以后它们会"意外通过"而失败，提醒把标记去掉。
 """
 
 import importlib
@@ -171,9 +168,6 @@ class Case:
             return getattr(self.obj(), name)
         return getattr(importlib.import_module(f"toyllm.{module}"), name)
 
-
-ENGINE = ("toy_llm", "trainable", "policy", "sampler", "exact", "evaluation", "rl", "imitation")
-"""rl 分支负责的模块（这里只标 xfail，不改它们）。"""
 
 CASES = [
     # ---- 算术、文字、估计 -----------------------------------------------------------------
@@ -358,11 +352,6 @@ CASES = [
 """每个公开函数一项：合法的参数，以及要破坏的参数和坏值的种类。"""
 
 
-XFAIL = {
-}
-"""rl 分支（模型 / 引擎模块）现在还不合格的 (函数, 参数)：标成 xfail(strict=True)，修好后会 XPASS 而失败，提醒去掉。"""
-
-
 # =============================================================================
 # 检查
 # =============================================================================
@@ -391,13 +380,7 @@ def _rejected(call, param):
     assert param in message, f"错误消息没有写出参数名 {param}：{type(err).__name__}: {message}"
 
 
-def _marks(case, param):
-    if param in XFAIL.get(case.func, ()):
-        return [pytest.mark.xfail(strict=True, reason="rl branch fixes")]
-    return []
-
-
-PARAMS = [pytest.param(case, param, id=f"{case.func}:{param}", marks=_marks(case, param))
+PARAMS = [pytest.param(case, param, id=f"{case.func}:{param}")
           for case in CASES for param in case.bad]
 
 
@@ -409,14 +392,6 @@ def test_bad_argument_is_rejected_in_chinese(case, param, data):
     bad = data.draw(st.sampled_from(KINDS[case.bad[param]]), label=param)
     args = dict(case.good(), **{param: bad})
     _rejected(lambda: func(**args), param)
-
-
-def test_xfail_only_for_the_engine_modules():
-    """xfail 只用在 rl 分支负责的模块上；每一项都真的在表里（不会悄悄地标错名字）。"""
-    table = {c.func: c.bad for c in CASES}
-    for func, params in XFAIL.items():
-        assert func.split(".")[0] in ENGINE, func
-        assert func in table and set(params) <= set(table[func]), (func, params)
 
 
 def test_good_arguments_are_accepted():

@@ -11,6 +11,7 @@ from toyllm import tinylm as tl
 from toyllm.arithmetic import Problem, Step, make_problem_set
 from toyllm.checkpoint import CheckpointError
 from toyllm.rl import losses
+from toyllm.toy_llm import ToyLLM, softmax
 
 
 def _num_grad(f, x, h=1e-6):
@@ -96,13 +97,40 @@ def test_kv_cache_matches_full_forward():
 def test_text_of_toy_problems():
     p = Problem(37, (Step("mul", 12), Step("add", 458)), 902)
     e = tl.problem_example(p)
-    assert e == tl.Example("37*12+458=", "444;902$", 902)
-    assert tl.answer_of(e.target) == 902
-    assert tl.answer_of("444;9") is None
-    for q in make_problem_set(random.Random(0), 20, 1, 3):
-        e = tl.problem_example(q)
-        tl.encode(e.prompt + e.target)
-        assert tl.answer_of(e.target) == q.answer
+    assert e == tl.Example("7300*2100+8540=", "4440;2090$", 902, True)
+    assert tl.problem_example(p, reversed_digits=False) == tl.Example("37*12+458=", "444;902$", 902)
+    assert tl.answer_of(e.target, True) == 902 and e.is_correct("4440;2090$") and not e.is_correct("4440;2091$")
+    assert tl.step_values("4440;2x90$", True) == [444, None]
+    assert tl.answer_of("444;902$") == 902 and tl.answer_of("444;9") is None
+    assert [tl.write_number(n) for n in (0, 7, 37, 9999)] == ["0000", "7000", "7300", "9999"]
+    for q in make_problem_set(random.Random(0), 50, 1, 3):
+        for rev in (True, False):
+            e = tl.problem_example(q, reversed_digits=rev)
+            tl.encode(e.prompt + e.target)
+            assert e.is_correct(e.target) and tl.step_values(e.target, rev) == list(q.correct_values())
+    with pytest.raises(ValueError, match="n 必须 <= 9999，收到 10000"):
+        tl.write_number(10000)
+
+
+def test_step_errors_sorts_each_wrong_step_into_the_toys_procedures(monkeypatch):
+    """一步写错时按玩具的三种做法归类：bug（忘记进位）、粗心（某一位 ±1）、别的；一步错了，后面的步不再数。"""
+    problems = [Problem(47, (Step("add", 38), Step("mul", 3)), 255),      # 47 + 38 = 85，85 × 3 = 255
+                Problem(47, (Step("add", 38),), 85), Problem(47, (Step("add", 38),), 85),
+                Problem(52, (Step("sub", 17),), 35)]
+    written = [tl.write_number(75) + ";" + tl.write_number(225) + "$",   # 忘记进位：bug；第二步不数
+               tl.write_number(95) + "$",                                  # 十位多 1：粗心
+               tl.write_number(85) + "$",                                  # 对
+               "12x$"]                                                     # 不是数：别的
+    monkeypatch.setattr(tl, "greedy", lambda model, prompts: written[:len(prompts)])
+    counts = tl.step_errors(tl.TinyLM(d=8, heads=2, layers=1, context=25), problems)
+    add1 = ("add", 0.7)
+    assert counts == {add1: {"steps": 3, "correct": 1, "bug": 1, "careless": 1, "other": 0},
+                      ("sub", 0.8): {"steps": 1, "correct": 0, "bug": 0, "careless": 0, "other": 1}}
+    table = tl.step_error_table(counts, toy=ToyLLM(1e9))
+    assert table.headers[:3] == ["情境", "步数", "网络做对"] and table.cells[0][:3] == ["加法，1 次进位", "3", "0.333"]
+    assert float(table.cells[0][6]) == pytest.approx(softmax(ToyLLM(1e9).context_logits(add1))[0], abs=1e-3)
+    with pytest.raises(ValueError, match="problems 不能是空的"):
+        tl.step_errors(tl.TinyLM(d=8, heads=2, layers=1, context=25), [])
 
 
 def _trained(seed=0, steps=250, **size):
@@ -229,3 +257,36 @@ def test_rl_gradients_stay_float32():
     grads, info = tl.rl_loss_grad(model, x, y, m, adv, old, old, tl.tiny_config("ppo", entropy_coef=0.01))
     assert all(g.dtype == np.float32 for g in grads.values())
     assert all(type(v) is float for v in info.values())
+
+
+def _notebook08_text():
+    """notebook 08 提交的输出（strict nbval 保证它们就是代码现在算出来的）：所有文字输出连在一起。"""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parent.parent / "notebooks" / "08_tiny_transformer.ipynb")
+                    .read_text(encoding="utf-8"))
+    parts = []
+    for cell in nb["cells"]:
+        for out in cell.get("outputs", []):
+            text = out.get("text") or out.get("data", {}).get("text/plain", "")
+            parts.append("".join(text))
+    return "\n".join(parts)
+
+
+def test_lecture_claims_about_the_toy_problems_match_notebook_08():
+    """第 6 讲 §10.3 对玩具多步题说的话，和 notebook 08 算出来的数一致。"""
+    import re
+
+    text = _notebook08_text()
+    bug, careless, other = map(int, re.search(r"像 bug (\d+)%，像粗心 (\d+)%，别的 (\d+)%", text).groups())
+    assert bug > 0 and careless > 0 and other > bug + careless      # 一部分是玩具的两种样子，更多的是别的
+    net, toy = re.search(r"网络：(.*)\n\s*玩具：(.*)", text).groups()
+    assert net != toy                                                 # 难度顺序不一样
+    rl_table = text[text.index("RL 前做对"):]
+    rows = {line.split()[0]: [float(x) for x in line.split()[-2:]] for line in rl_table.splitlines()[1:12]}
+    assert max(rows["乘两位数"]) < 0.05                               # SFT 以后几乎不会，RL 以后也几乎不动
+    gains = [after - before for name, (before, after) in rows.items() if name.startswith(("加法", "减法"))]
+    assert max(gains) > 0.1                                           # 会一些的情境里 GRPO 有提高
+    sft, rl = re.search(r"贪心准确率 ([\d.]+) → ([\d.]+)", text).groups()
+    assert float(rl) > float(sft)

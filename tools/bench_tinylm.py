@@ -5,10 +5,13 @@
 【用法】（在仓库根目录）
     .venv/bin/python tools/bench_tinylm.py                 # 种子 0 和 1，再执行一次 notebook 08
     .venv/bin/python tools/bench_tinylm.py --seeds 0 --no-notebook
+    .venv/bin/python tools/bench_tinylm.py --cot           # 再加玩具的 1~2 步题：两种数的写法 × 每个种子（约 2 分钟）
 
 【思路】和 notebook 08 同样的设置：2000 道两位数加法训练题，200 道留出题；SFT 250 步（每批 64 道，Adam lr 3e-3），
     然后 GRPO（tiny_config("grpo")：每次 16 道题 × G = 8，Adam lr 3e-4）。每步用时取**中位数**。
     另外量 DAPO 预设（μ = 4、token-mean、clip-higher）一次迭代的用时。
+    --cot：玩具的 1~2 步题，和 notebook 08 第 8、9 节一样（SFT 700 步，GRPO 30 次迭代）；
+    数按网络用的写法（补零、个位在前）和平常的写法各训练一次，看写法差多少。
     这是打印数字的脚本，不是测试：速度和机器有关（2 核的机器被别的进程占用时会慢好几倍），测试里不检查它。
 """
 
@@ -44,6 +47,26 @@ def run_seed(seed, sft_steps, rl_iters):
     return row, t_sft, t_rl, sft_model, train
 
 
+def run_cot(seed, reversed_digits, sft_steps, rl_iters):
+    """玩具的 1~2 步题：和 notebook 08 第 8、9 节同样的出题、网络和训练；reversed_digits=False 换成平常的写法。"""
+    import random
+
+    from toyllm.arithmetic import make_problem_set
+    problems = make_problem_set(random.Random(seed), 10000, 1, 2)
+    examples = [tl.problem_example(p, reversed_digits) for p in problems]
+    train, heldout = examples[:-400], examples[-400:]
+    model = tl.TinyLM(seed=seed, context=25)
+
+    def acc():
+        return tl.accuracy(model, heldout), tl.accuracy(model, heldout, 1.0, np.random.default_rng(0))
+
+    _, t_sft = tl.timed(tl.sft, model, train, steps=sft_steps, seed=seed)
+    row = {"SFT 后": acc()}
+    _, t_rl = tl.timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=rl_iters, seed=seed))
+    row["GRPO 后"] = acc()
+    return row, t_sft, t_rl
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
@@ -52,7 +75,9 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--no-notebook", action="store_true", help="不执行 notebook 08")
     ap.add_argument("--cot", action="store_true",
-                    help="再试玩具的 1~2 步题（思维链写成文字，context = 28）：SFT 600 步、GRPO 60 次迭代")
+                    help="再量玩具的 1~2 步题（思维链写成文字）：两种数的写法，每个种子各一次")
+    ap.add_argument("--cot-sft-steps", type=int, default=700)
+    ap.add_argument("--cot-rl-iterations", type=int, default=30)
     args = ap.parse_args(argv)
 
     print(f"留出题准确率（200 道，贪心 / 采样 T = 1）：SFT {args.sft_steps} 步，GRPO {args.rl_iterations} 次迭代")
@@ -71,19 +96,15 @@ def main(argv=None):
         t = median_time(lambda: tl.rl_train(model.copy(), train, tl.tiny_config(name, iterations=1)), args.repeats)
         print(f"{name.upper()} 一次迭代（16 道题 × G = 8，{what}）：{t * 1e3:.1f} ms")
     if args.cot:
-        import random
-
-        from toyllm.arithmetic import make_problem_set
-        examples = [tl.problem_example(p) for p in make_problem_set(random.Random(0), 3000, 1, 2)]
-        train, test = examples[:2800], examples[2800:]
-        model = tl.TinyLM(seed=0, context=28)
-        greedy = [tl.accuracy(model, test)]
-        _, t_sft = tl.timed(tl.sft, model, train, steps=600, batch_size=64, lr=3e-3)
-        greedy.append(tl.accuracy(model, test))
-        _, t_rl = tl.timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=60))
-        greedy.append(tl.accuracy(model, test))
-        print(f"\n玩具的 1~2 步题（200 道留出题，贪心）：初始 {greedy[0]:.3f}，SFT 600 步后 {greedy[1]:.3f}（{t_sft:.1f} s），"
-              f"GRPO 60 次迭代后 {greedy[2]:.3f}（{t_rl:.1f} s）")
+        print(f"\n玩具的 1~2 步题（notebook 08 第 8、9 节的设置：10000 道题，最后 400 道留出；"
+              f"SFT {args.cot_sft_steps} 步，GRPO {args.cot_rl_iterations} 次迭代）")
+        print("留出题准确率，贪心 / 采样 T = 1：")
+        for seed in args.seeds:
+            for rev in (True, False):
+                row, t_sft, t_rl = run_cot(seed, rev, args.cot_sft_steps, args.cot_rl_iterations)
+                cells = "  ".join(f"{k} {g:.3f} / {s:.3f}" for k, (g, s) in row.items())
+                layout = "补零、个位在前" if rev else "平常的写法    "
+                print(f"  种子 {seed}，{layout}：{cells}   （SFT {t_sft:.1f} s，GRPO {t_rl:.1f} s）")
     if not args.no_notebook:
         import nbformat
 

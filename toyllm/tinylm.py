@@ -22,12 +22,14 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ._checks import as_int, as_real
-from .arithmetic import Problem
+from .arithmetic import CONTEXT_NAMES, CONTEXTS, Problem, apply_op, bug_bites, step_hardness
 from .checkpoint import CheckpointError, read_checkpoint, save_history
+from .display import Table
 from .estimators import pass_at_k
 from .history import History
 from .rl import losses
 from .rl.config import resolve_config
+from .toy_llm import ToyLLM, softmax
 
 END = "$"
 """结束符：模型写出它就表示答完了（也用来填充）。"""
@@ -48,18 +50,25 @@ TINY_DEFAULTS = {"lr": 3e-4, "batch_problems": 16, "optimizer": "adam", "iterati
 @dataclass(frozen=True)
 class Example:
     """
-    一道题的文字：prompt（题面，以 "=" 结尾）、target（标准解答，以结束符结尾）、answer（正确的最终答案）。
+    一道题的文字：prompt（题面，以 "=" 结尾）、target（标准解答，以结束符结尾）、answer（正确的最终答案，int）、
+    reversed_digits（文字里的数是不是"补零、个位在前"的写法，见 write_number）。
 
-    【例子】Example("12+35=", "47$", 47)；多步题的 target 是每一步之后的值："37*12+458=" → "444;902$"
+    【例子】Example("12+35=", "47$", 47)；
+        多步题（problem_example）："7300*2100+8540=" → "4440;2090$"，answer = 902，reversed_digits = True
     """
     prompt: str
     target: str
     answer: int
+    reversed_digits: bool = False
+
+    def is_correct(self, completion):
+        """模型写出的解答 completion 的最终答案是不是 answer（没写完、不是数都算错）。"""
+        return answer_of(completion, self.reversed_digits) == self.answer
 
 
 def addition_examples(n, seed=0, digits=2, exclude=()):
     """
-    n 道不重复的 digits 位数加法题（例如 12+35=47）。
+    n 道不重复的 digits 位数加法题（例如 12+35=47），数按平常的写法。
 
     【参数】n：题数（1 … 所有可能的题数）；seed：numpy 随机种子；digits：1 … 3；exclude：不要出的题（Example 的列表）
     【返回】list of Example
@@ -75,30 +84,80 @@ def addition_examples(n, seed=0, digits=2, exclude=()):
     return [Example(f"{a}+{b}=", f"{a + b}{END}", a + b) for a, b in (pool[i] for i in order)]
 
 
-def problem_example(problem):
+WIDTH = 4
+"""多步题里每个数写成几位（玩具的数都在 0 … 9999 之间，见 arithmetic.MAX_VALUE）。"""
+
+
+def write_number(n, reversed_digits=True):
+    """
+    一个数写成文字。reversed_digits=True（多步题用的写法）：补零到 WIDTH 位，再倒过来，个位在前。
+
+    【思路】网络从左往右一个字一个字地写。平常的写法先写最高位，可最高位要等所有低位的进位算完才知道；
+        个位在前时，写每一位的时候，它需要的进位刚刚写过。补零到同样的位数，第 i 位总在同一个位置上，
+        网络不必先数一个数有几位，才能对齐。两样合起来，网络学得快得多（tools/bench_tinylm.py --cot 量了两种写法）。
+    【参数】n：0 … 10^WIDTH − 1 的整数；reversed_digits：False 时就是 str(n)
+    【例子】write_number(37) → "7300"；write_number(902) → "2090"；write_number(902, False) → "902"
+    """
+    n = as_int("n", n, 0, 10 ** WIDTH - 1)
+    return str(n).zfill(WIDTH)[::-1] if reversed_digits else str(n)
+
+
+def read_number(text, reversed_digits=True):
+    """write_number 的反面：文字 → int；不是一串数字（空的、有别的字符）时返回 None。【例子】read_number("2090") → 902"""
+    if not isinstance(text, str):
+        raise TypeError(f"text 必须是字符串，收到 {type(text).__name__}")
+    if not re.fullmatch(r"\d+", text):
+        return None
+    return int(text[::-1] if reversed_digits else text)
+
+
+def problem_example(problem, reversed_digits=True):
     """
     玩具的多步题写成文字，解答是一条思维链：每一步之后的值，用分号隔开。
 
-    【例子】Problem(37, (Step("mul", 12), Step("add", 458)), 902) → Example("37*12+458=", "444;902$", 902)
+    【参数】problem：toyllm.arithmetic.Problem；reversed_digits：True（默认，网络用的写法）时每个数补零到 4 位、
+        个位在前（见 write_number）；False 时是人读的写法
+    【例子】Problem(37, (Step("mul", 12), Step("add", 458)), 902)
+            → Example("7300*2100+8540=", "4440;2090$", 902, True)
+            reversed_digits=False → Example("37*12+458=", "444;902$", 902)
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem 必须是 toyllm.arithmetic.Problem，收到 {type(problem).__name__}")
-    prompt = str(problem.start) + "".join(f"{OP_CHARS[s.op]}{s.operand}" for s in problem.steps) + "="
-    return Example(prompt, ";".join(map(str, problem.correct_values())) + END, problem.answer)
+    if not isinstance(reversed_digits, bool):
+        raise TypeError(f"reversed_digits 必须是 True 或 False，收到 {reversed_digits!r}")
+
+    def w(n):
+        return write_number(n, reversed_digits)
+
+    prompt = w(problem.start) + "".join(f"{OP_CHARS[s.op]}{w(s.operand)}" for s in problem.steps) + "="
+    return Example(prompt, ";".join(map(w, problem.correct_values())) + END, problem.answer, reversed_digits)
 
 
-def answer_of(completion):
+def step_values(completion, reversed_digits=False):
+    """
+    解答文字里每一步的值：结束符之前按分号切开，每一段读成 int（不是数的段是 None）。
+
+    【例子】step_values("4440;2090$", True) → [444, 902]；step_values("444;9x", False) → [444, None]
+    """
+    if not isinstance(completion, str):
+        raise TypeError(f"completion 必须是字符串，收到 {type(completion).__name__}")
+    body = completion[:completion.index(END)] if END in completion else completion
+    return [read_number(part, reversed_digits) for part in body.split(";")]
+
+
+def answer_of(completion, reversed_digits=False):
     """
     解答文字里的最终答案：最后一个分号之后、结束符之前的整数。
 
-    【参数】completion：模型写出的解答（str）
+    【参数】completion：模型写出的解答（str）；reversed_digits：数是不是个位在前的写法（Example.reversed_digits）
     【返回】int；没有结束符、或那一段不是整数时返回 None（奖励记为做错）
-    【例子】answer_of("444;902$") → 902；answer_of("47") → None（没写完）
+    【例子】answer_of("444;902$") → 902；answer_of("4440;2090$", True) → 902；answer_of("47") → None（没写完）
     """
+    if not isinstance(completion, str):
+        raise TypeError(f"completion 必须是字符串，收到 {type(completion).__name__}")
     if END not in completion:
         return None
-    last = completion[:completion.index(END)].split(";")[-1]
-    return int(last) if re.fullmatch(r"-?\d+", last) else None
+    return step_values(completion, reversed_digits)[-1]
 
 
 def encode(text, name="text"):
@@ -437,7 +496,7 @@ def accuracy(model, examples, temperature=0.0, rng=None):
     """
     examples = _check_examples("examples", examples, model.context)
     outs = generate(model, [e.prompt for e in examples], temperature, rng)
-    return float(np.mean([answer_of(o) == e.answer for o, e in zip(outs, examples)]))
+    return float(np.mean([e.is_correct(o) for o, e in zip(outs, examples)]))
 
 
 @one_blas_thread
@@ -454,10 +513,92 @@ def pass_at_k_curve(model, examples, n, ks, seed=0, temperature=1.0):
     if not ks:
         raise ValueError("ks 不能是空的，例如 [1, 4, 16]")
     outs = generate(model, [e.prompt for e in examples for _ in range(n)], temperature, np.random.default_rng(seed))
-    c = np.array([answer_of(o) == e.answer for o, e in zip(outs, (e for e in examples for _ in range(n)))])
+    c = np.array([e.is_correct(o) for o, e in zip(outs, (e for e in examples for _ in range(n)))])
     c = c.reshape(len(examples), n).sum(1)
     return {k: float(np.mean([pass_at_k(n, int(ci), k) for ci in c])) for k in ks}
 
+
+
+# =============================================================================
+# 网络在玩具的题上错在哪里：按玩具的 12 种情境，逐步对照三种做法
+# =============================================================================
+def _looks_careless(value, correct):
+    """和正确结果只差某一位上的 ±1（玩具的 careless：|差| = 10^i，i 小于正确结果的位数）。"""
+    d = abs(value - correct)
+    return d > 0 and 10 ** round(math.log10(d)) == d and d < 10 ** len(str(abs(correct))) and value >= 0
+
+
+def step_errors(model, problems):
+    """
+    网络在玩具的多步题上一步一步的表现，按玩具的情境 (运算, 难度) 分开数。
+
+    【思路】每道题贪心解码一次，沿着思维链往下看：前面的步都对时，这一步落在哪个情境（arithmetic.step_hardness），
+        写出的值是 对 / 像 bug（等于错误观念的结果，而且它和正确结果不同）/ 像粗心（和正确结果只差某一位上的 ±1）/
+        别的（包括没写出数、少写了步）。一步错了，后面的步就不再数：它们的输入已经不是题目里的值了。
+    【参数】model：TinyLM；problems：toyllm.arithmetic.Problem 的列表（用 problem_example 写成文字）
+    【返回】{情境: {"steps", "correct", "bug", "careless", "other"}}，只含出现过的情境，按 arithmetic.CONTEXTS 的顺序
+    【例子】counts = step_errors(model, heldout_problems); step_error_table(counts, toy=ToyLLM(1e9))
+    """
+    _check_model(model)
+    if isinstance(problems, Problem):
+        problems = [problems]
+    problems = list(problems) if not isinstance(problems, (str, bytes)) else []
+    if not problems:
+        raise ValueError("problems 不能是空的：至少要一道题（toyllm.arithmetic.Problem 的列表）")
+    for p in problems:
+        if not isinstance(p, Problem):
+            raise TypeError(f"problems 里的每一项都必须是 toyllm.arithmetic.Problem，收到 {type(p).__name__}")
+    examples = _check_examples("problems", [problem_example(p) for p in problems], model.context)
+    outs = greedy(model, [e.prompt for e in examples])
+    counts = {}
+    for problem, out in zip(problems, outs):
+        values = step_values(out, True)
+        x = problem.start
+        for k, step in enumerate(problem.steps):
+            key = (step.op, step_hardness(step.op, x, step.operand))
+            c = counts.setdefault(key, {"steps": 0, "correct": 0, "bug": 0, "careless": 0, "other": 0})
+            c["steps"] += 1
+            right = apply_op(step.op, x, step.operand, "correct")
+            value = values[k] if k < len(values) else None
+            if value == right:
+                c["correct"] += 1
+                x = right
+                continue
+            if value is not None and bug_bites(step.op, x, step.operand) \
+                    and value == apply_op(step.op, x, step.operand, "bug"):
+                c["bug"] += 1
+            elif value is not None and _looks_careless(value, right):
+                c["careless"] += 1
+            else:
+                c["other"] += 1
+            break
+    return {key: counts[key] for key in CONTEXTS if key in counts}
+
+
+def step_error_table(counts, toy=None):
+    """
+    step_errors 的结果画成一张表（toyllm.display.Table）：每个情境一行。
+
+    【参数】counts：step_errors 的返回值；toy：玩具模型（toyllm.ToyLLM 或 TrainableLLM，可选）：
+        给了就加三列，它在这个情境第一步的 π(correct)、π(bug)、π(careless)
+    【返回】Table：情境、步数、做对的比例，做错的步里像 bug / 像粗心 / 别的各占多少（没有做错的步时写 —）
+    """
+    if not isinstance(counts, dict) or not counts:
+        raise ValueError(f"counts 必须是 step_errors 返回的非空字典，收到 {counts!r}"[:200])
+    headers = ["情境", "步数", "网络做对", "错里像 bug", "错里像粗心", "错里别的"]
+    if toy is not None:
+        if not isinstance(toy, ToyLLM):
+            raise TypeError(f"toy 必须是玩具模型（toyllm.ToyLLM 或 TrainableLLM），收到 {type(toy).__name__}")
+        headers += [f"玩具 {toy.name} π(correct)", "π(bug)", "π(careless)"]
+    rows = []
+    for key, c in counts.items():
+        wrong = c["steps"] - c["correct"]
+        shares = [c[k] / wrong if wrong else "—" for k in ("bug", "careless", "other")]
+        row = [CONTEXT_NAMES[key], c["steps"], c["correct"] / c["steps"], *shares]
+        if toy is not None:
+            row += softmax(toy.context_logits(key))
+        rows.append(row)
+    return Table(headers, rows, digits=3)
 
 # =============================================================================
 # 一批 token：teacher forcing 的输入、目标和 mask
@@ -662,7 +803,7 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
             batch = [examples[i] for i in rng.choice(len(examples), min(cfg.batch_problems, len(examples)), False)]
             prompts = [e.prompt for e in batch for _ in range(G)]
             outs = generate(model, prompts, cfg.temperature, rng)
-            rewards = np.array([answer_of(o) == e.answer for o, e in zip(outs, (e for e in batch for _ in range(G)))],
+            rewards = np.array([e.is_correct(o) for o, e in zip(outs, (e for e in batch for _ in range(G)))],
                                float)
             const = losses.constant_groups(rewards, G)
             adv = losses.group_advantages(rewards, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps).astype(dt)
@@ -752,4 +893,5 @@ __all__ = ["Adam", "END", "Example", "FORMAT", "FORMAT_VERSION", "OP_CHARS", "RL
            "VOCAB", "accuracy", "addition_examples", "answer_of", "attention", "attention_backward", "backward",
            "batch_tokens", "decode", "dlogits_from_dlogp", "encode", "forward", "generate", "greedy", "layer_norm",
            "layer_norm_backward", "load", "log_softmax", "mlp", "mlp_backward", "one_blas_thread", "pass_at_k_curve", "problem_example",
-           "rl_loss_grad", "rl_train", "save", "sft", "tiny_config", "timed", "token_logprobs"]
+           "read_number", "rl_loss_grad", "rl_train", "save", "sft", "step_error_table", "step_errors", "step_values",
+           "tiny_config", "timed", "token_logprobs", "WIDTH", "write_number"]

@@ -20,8 +20,10 @@
 # %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
 from toyllm import TrainableLLM
+from toyllm.display import Table
 from toyllm.exact import correct_paths, grad_expected_reward
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
@@ -123,10 +125,8 @@ train(trained, preset("grpo", iterations=50), train_set, heldout)
 tables = {}
 for label, model in [("训练前", start), ("GRPO 50 次以后", trained)]:
     tables[label] = variance_table(model)
-    print(f"策略：{label}")
-    print(f"  {'基线':<12}{'偏差²/|∇J|²':>14}{'方差/|∇J|²':>14}   成本")
-    for n, (b2, var) in tables[label].items():
-        print(f"  {n:<12}{b2:>14.4f}{var:>14.4f}   {COST[n]}")
+    display(Table(["基线", "偏差²/|∇J|²", "方差/|∇J|²", "成本"],
+                  [[n, f"{b2:.4f}", f"{var:.4f}", COST[n]] for n, (b2, var) in tables[label].items()], title=f"策略：{label}"))
 
 # %% [markdown]
 # 看图：两个策略上每种基线的方差（相对 $\|\nabla J\|^2$）。
@@ -221,8 +221,9 @@ plt.show()
 
 # %%
 ones = np.ones(roll.mask.shape)
-for name, row in losses.AGGREGATION_TABLE.items():
-    print(f"{name:<26}{row.formula:<34}{losses.aggregate_loss(ones, roll.mask, name, L):>9.4f}   {row.systems}")
+display(Table(["名字", "归一化", "总损失", "出处"],
+              [[name, row.formula, losses.aggregate_loss(ones, roll.mask, name, L), row.systems]
+               for name, row in losses.AGGREGATION_TABLE.items()]))
 verl_norm = losses.aggregate_loss(ones, roll.mask, "seq-mean-token-sum-norm")
 dr_grpo = losses.aggregate_loss(ones, roll.mask, "dr_grpo", L)
 print(f"seq-mean-token-sum-norm / dr_grpo = {verl_norm / dr_grpo:.1f}，B = {roll.mask.shape[0]}")
@@ -312,8 +313,8 @@ for ax in axes:
     ax.set_xlabel("陈旧的更新次数 $k$")
 axes[0].legend()
 plt.show()
-for mode in MODES:
-    print(f"{mode:<10}" + "  ".join(f"k={k}: 偏差² {b:.4f} 方差 {v:.4f}" for k, (b, v) in zip(KS, stale[mode])))
+Table(["修正"] + [f"k = {k}" for k in KS], [[mode] + [f"{b:.4f} / {v:.4f}" for b, v in stale[mode]] for mode in MODES],
+      title="偏差² / 方差（都除以 ‖∇J‖²）")
 
 # %% [markdown]
 # ## 9. 每个新预设训练一次
@@ -323,10 +324,10 @@ for mode in MODES:
 
 # %%
 runs = {}
-print(f"{'预设':<16}{'训练后路径 pass@1':>18}{'采样数':>10}")
 for name in ["grpo", "ppo", "ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp", "grpo_async"]:
     runs[name] = train(TrainableLLM(1e9), preset(name, iterations=100), train_set, heldout)
-    print(f"{name:<16}{runs[name]['pass1_exact'][-1]:>18.4f}{runs[name]['samples'][-1]:>10}")
+display(Table(["预设", "训练后路径 pass@1", "采样数"],
+              [[name, run["pass1_exact"][-1], run["samples"][-1]] for name, run in runs.items()]))
 print(f"ppo_dual_clip 的训练记录和 ppo 完全相同：{dict(runs['ppo_dual_clip']) == dict(runs['ppo'])}"
       f"（lr = 2 时 ρ 从不超过 c = 3）")
 

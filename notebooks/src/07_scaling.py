@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
 
-from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, fmt_size, pad
+from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, fmt_size
 from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k, step_right_probs
 from toyllm.plotstyle import use_chinese_font
@@ -35,8 +35,7 @@ use_chinese_font()
 train_set, heldout = default_problems(0)
 SIZES = (1e8, 1e9, 1e10, 1e11)
 TARGET = 0.9
-for size in SIZES:
-    print(f"{pad(fmt_size(size), 8)}训练前的路径 pass@1 = {exact_pass_at_1(TrainableLLM(size), heldout):.4f}")
+Table(["大小", "训练前的路径 pass@1"], [[fmt_size(size), exact_pass_at_1(TrainableLLM(size), heldout)] for size in SIZES])
 
 # %% [markdown]
 # ## 1. 基座越大，RL 要做的越少
@@ -177,10 +176,11 @@ for size, (model, h) in runs.items():
 display(Table(["k"] + [fmt_size(s) for s in SIZES],
               [[k] + [round(curves[s][0][k] - curves[s][1][k], 4) + 0.0 for s in SIZES] for k in KS],
               title="基座 − GRPO 的 pass@k（精确）"))
+rows = []
 for s in SIZES:
     worst = max(curves[s][0][k] - curves[s][1][k] for k in KS)
-    print(f"{pad(fmt_size(s), 8)}所有 k 里「基座 − GRPO」的最大值 {'≤ 0' if worst <= 0 else f'= {worst:.2e}'}；"
-          f"k = 1024 时基座 {curves[s][0][1024]:.4f}，GRPO {curves[s][1][1024]:.4f}")
+    rows.append([fmt_size(s), "≤ 0" if worst <= 0 else f"{worst:.2e}", curves[s][0][1024], curves[s][1][1024]])
+display(Table(["大小", "所有 k 里「基座 − GRPO」的最大值", "k = 1024 时基座", "k = 1024 时 GRPO"], rows))
 
 # %% [markdown]
 # 画出 1e8 和 1e9 两种大小的 pass@k 曲线（横轴是对数刻度）。

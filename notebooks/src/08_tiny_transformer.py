@@ -4,9 +4,10 @@
 # **你将学到**
 # - 一个真正的语言模型（很小的 transformer，约 10 万个参数）长什么样：嵌入、因果自注意力、MLP、层归一化、输出头；
 # - 它先用 SFT（teacher forcing）学两位数加法，再用 GRPO 继续训练 —— RL 的每一块公式都来自 `toyllm.rl.losses`，和玩具用的是**同一批函数**；
+# - 再把玩具的多步题写成一条思维链交给它：网络在玩具的哪些情境里会错？错的样子像玩具的 bug，还是像粗心？
 # - RL 前后的 pass@1 和 pass@k：RL 有没有提高 pass@1、有没有让大 k 时的 pass@k 变窄（Yue et al. 2025 在真实模型上报告的现象）？这里是量出来的；
 # - 裁剪比例和熵；学习率太大时会发生什么；
-# - 和玩具的同一个算法并排比较：哪些东西能带过来，哪些带不过来。
+# - 同一批题、同一个 GRPO，玩具和小网络并排：哪些东西能带过来，哪些带不过来。
 #
 # 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 10.3 节（从玩具到真网络）。
 #
@@ -18,23 +19,25 @@ import random
 
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import display
 
-from toyllm import TrainableLLM
+from toyllm import ToyLLM, TrainableLLM
 from toyllm import tinylm as tl
-from toyllm.arithmetic import make_problem_set
+from toyllm.arithmetic import CONTEXT_NAMES, make_problem_set
+from toyllm.display import Table
 from toyllm.exact import correct_paths
 from toyllm.plots import plot_training_curves
 from toyllm.plotstyle import use_chinese_font
-from toyllm.problems import default_problems
 from toyllm.rl import preset, train
+from toyllm.toy_llm import softmax
 
 use_chinese_font()
 
 model = tl.TinyLM(seed=0)
 print(model)
-for name in ("tok", "pos", "l0.attn.wqkv", "l0.attn.wo", "l0.mlp.w1", "l0.mlp.w2", "head"):
-    print(f"  {name:<12} {str(model.params[name].shape):<10} {model.params[name].dtype}")
 print(f"字表（{len(tl.VOCAB)} 个字符，$ 是结束符）：{tl.VOCAB}")
+Table(["参数", "形状", "类型"], [[name, str(model.params[name].shape), model.params[name].dtype.name]
+                                 for name in ("tok", "pos", "l0.attn.wqkv", "l0.attn.wo", "l0.mlp.w1", "l0.mlp.w2", "head")])
 
 # %% [markdown]
 # ## 1. 网络的一张图
@@ -64,17 +67,25 @@ plt.show()
 # ## 2. 题目写成文字
 #
 # 先从两位数加法开始：题面 `12+35=`，标准解答 `47$`。
-# 玩具的多步题也能写成文字：解答是一条**思维链** —— 每一步之后的值，用分号隔开，网络必须一步一步写出来。
-# 看输出：同一批题在两个世界里都有。多步题更长，要更大的上下文和更长的训练；这个 notebook 的实验只用加法。
+#
+# 玩具的多步题也写成文字，解答是一条**思维链**：每一步之后的值，用分号隔开，网络必须一步一步写出来。
+# 同一批题在两个世界里都有：玩具在每一步选一种做法，网络一个字一个字地写。
+#
+# 多步题里的数换了一种写法：补零到 4 位，再倒过来，**个位在前**。
+# 网络从左往右写；平常的写法先写最高位，可最高位要等所有进位算完才知道。
+# 个位在前时，写每一位的时候，它要的进位刚刚写过。补零让第 $i$ 位总在同一个位置上。
+# 看输出：每道玩具的题先是人读的写法，再是网络读写的样子。
 
 # %%
 train_set = tl.addition_examples(2000, seed=0)
 test_set = tl.addition_examples(500, seed=100, exclude=train_set)
 for e in train_set[:3]:
     print(f"{e.prompt:<10} → {e.target}")
-for p in make_problem_set(random.Random(0), 3, 2, 3):
-    e = tl.problem_example(p)
-    print(f"玩具的题 {str(p):<22} → {e.prompt}{e.target}")
+rows = []
+for p in make_problem_set(random.Random(0), 3, 1, 2):
+    human, net = tl.problem_example(p, reversed_digits=False), tl.problem_example(p)
+    rows.append([str(p), human.prompt + human.target, net.prompt + net.target])
+Table(["玩具的题", "人读的写法", "网络读写的样子"], rows)
 
 # %% [markdown]
 # ## 3. SFT：teacher forcing
@@ -138,9 +149,8 @@ plt.show()
 ks = [1, 2, 4, 8, 16]
 before = tl.pass_at_k_curve(sft_model, heldout[:100], 16, ks, seed=1)
 after = tl.pass_at_k_curve(model, heldout[:100], 16, ks, seed=1)
-print(f"{'k':>4}{'RL 前':>10}{'RL 后':>10}{'差':>10}")
-for k in ks:
-    print(f"{k:>4}{before[k]:>10.3f}{after[k]:>10.3f}{after[k] - before[k]:>+10.3f}")
+display(Table(["k", "RL 前", "RL 后", "差"], [[k, before[k], after[k], f"{after[k] - before[k]:+.3f}"] for k in ks],
+              digits=3))
 big_k = ks[-1]
 print(f"k = {big_k} 时 RL 后的 pass@k {'低于' if after[big_k] < before[big_k] else '不低于'} RL 前："
       f"{'和 Yue et al. 报告的收窄一致' if after[big_k] < before[big_k] else '这次没有看到 Yue et al. 报告的收窄'}")
@@ -187,31 +197,101 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 8. 和玩具并排：同一个 GRPO
+# ## 8. 玩具的多步题：一条思维链
 #
-# 玩具（1B，`toyllm.rl.train`，预设 "grpo"）和小 transformer 用同一个预设、同一批损失函数。
-# 看两张图：两边的采样 pass@1 都往上走，小网络的曲线噪声更大（每次迭代只有 128 份样本）；
-# 玩具那边还有路径 pass@1（每个量都能算出来），小网络这边只有估计。
+# 现在把玩具的 1~2 步题（`make_problem_set`，和前面的 notebook 同一个出题函数）写成文字，换一个新网络从头 SFT。
+# 题更长（最多 25 个字），步子也更多：700 步，每 100 步量一次 200 道留出题的贪心准确率。
+# 看曲线：和加法一样，准确率先在 0 附近待一阵，然后才升起来。
 
 # %%
-toy_train, toy_heldout = default_problems(seed=0)
-toy_hist = train(TrainableLLM(1e9), preset("grpo", iterations=40), toy_train, correct_paths(toy_heldout))
+toy_problems = make_problem_set(random.Random(0), 10000, 1, 2)
+toy_examples = [tl.problem_example(p) for p in toy_problems]
+cot_train, cot_heldout, cot_heldout_problems = toy_examples[:-400], toy_examples[-400:], toy_problems[-400:]
+cot_model = tl.TinyLM(seed=0, context=25)
+cot_sft_hist = tl.sft(cot_model, cot_train, steps=700, seed=0, heldout=cot_heldout[:200], eval_every=100)
+evals = [i for i, g in enumerate(cot_sft_hist["greedy"]) if g == g]
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+plot_training_curves(cot_sft_hist, columns=["loss"], axes=axes[:1])
+plot_training_curves({"iteration": [cot_sft_hist["iteration"][i] for i in evals],
+                      "greedy": [cot_sft_hist["greedy"][i] for i in evals]}, labels={"greedy": "贪心准确率"}, axes=axes[1:])
+fig.suptitle("SFT：玩具的 1~2 步题")
+plt.tight_layout()
+plt.show()
+cot_sft = cot_model.copy()
+print(f"SFT 以后（400 道留出题）：贪心准确率 {tl.accuracy(cot_model, cot_heldout):.3f}，"
+      f"采样（T = 1）准确率 {tl.accuracy(cot_model, cot_heldout, 1.0, np.random.default_rng(0)):.3f}")
+
+# %% [markdown]
+# 网络在哪里会错？玩具说：每一步的情境（运算 × 难度）决定三种做法的概率。
+# `tl.step_errors` 沿着网络写的思维链一步一步看：前面都对时，这一步落在哪个情境，写对了没有；
+# 写错了，就看错的样子：等于"忘记进位"之类的错误观念的结果，算**像 bug**；和正确结果只差某一位上的 ±1，算**像粗心**；其余算别的。
+# 右边三列是玩具 1B 在同一个情境里的三个概率。
+#
+# 看表和表下的三行：网络觉得难的情境，和玩具觉得难的是同一些吗？做错的步里，像粗心的多，还是像 bug 的多？
+
+# %%
+toy_1b = ToyLLM(1e9)
+counts = tl.step_errors(cot_model, cot_heldout_problems)
+display(tl.step_error_table(counts, toy=toy_1b))
+common = [key for key, c in counts.items() if c["steps"] >= 20]
+by_net = sorted(common, key=lambda key: counts[key]["correct"] / counts[key]["steps"])
+by_toy = sorted(common, key=lambda key: softmax(toy_1b.context_logits(key))[0])
+print("至少 20 步的情境，从难到易：")
+print("  网络：" + " < ".join(CONTEXT_NAMES[key] for key in by_net))
+print("  玩具：" + " < ".join(CONTEXT_NAMES[key] for key in by_toy))
+wrong = {kind: sum(c[kind] for c in counts.values()) for kind in ("bug", "careless", "other")}
+total = sum(wrong.values())
+print(f"做错的 {total} 步里：像 bug {wrong['bug'] / total:.0%}，像粗心 {wrong['careless'] / total:.0%}，"
+      f"别的 {wrong['other'] / total:.0%}")
+
+# %% [markdown]
+# ## 9. 同一批题、同一个 GRPO：玩具 vs 小 transformer
+#
+# 同一个预设 "grpo"、同一批训练题：左边是玩具（1B，`toyllm.rl.train`，题是 `Problem`），右边是小网络（题是文字）。
+# 看两张图：玩具有路径 pass@1（精确值）和采样估计两条线；小网络只有采样估计和留出题上的贪心准确率。
+# 小网络的曲线噪声大得多：每次迭代只有 16 × 8 = 128 份样本。
+
+# %%
+toy_hist = train(TrainableLLM(1e9), preset("grpo", iterations=30), toy_problems[:-400], correct_paths(cot_heldout_problems))
+cot_grpo_hist = tl.rl_train(cot_model, cot_train, tl.tiny_config("grpo", iterations=30, seed=0),
+                            heldout=cot_heldout[:200], eval_every=10)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
 plot_training_curves(toy_hist, columns=[("pass1_exact", "pass1_sampled")], axes=axes[:1])
 axes[0].set_title("玩具（Δ 表，12 × 3 个参数）")
-plot_training_curves(grpo_hist, columns=["pass1_sampled"], axes=axes[1:])
-axes[1].set_title(f"小 transformer（{model.n_params:,} 个参数）")
-fig.suptitle("同一个 GRPO 预设：玩具 vs 小 transformer")
+plot_training_curves(cot_grpo_hist, columns=["pass1_sampled"], axes=axes[1:])
+evals = [i for i, g in enumerate(cot_grpo_hist["greedy"]) if g == g]
+axes[1].plot([0] + [cot_grpo_hist["iteration"][i] for i in evals],
+             [tl.accuracy(cot_sft, cot_heldout[:200])] + [cot_grpo_hist["greedy"][i] for i in evals], "o-",
+             label="留出题贪心准确率")
+axes[1].legend()
+axes[1].set_title(f"小 transformer（{cot_model.n_params:,} 个参数）")
+fig.suptitle("同一个 GRPO 预设、同一批 1~2 步题")
 plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 9. 什么能带过来，什么带不过来
+# GRPO 在哪些情境里帮了忙？下表是同一批留出题上、每个情境做对的比例，RL 前后各一列。
+# 先想一想：一道题的 8 份样本全错时，组内优势全是 0，这道题不产生梯度。网络几乎不会的情境，RL 能教会吗？
+
+# %%
+before_counts, after_counts = tl.step_errors(cot_sft, cot_heldout_problems), tl.step_errors(cot_model, cot_heldout_problems)
+rows = [[CONTEXT_NAMES[key], c["steps"], c["correct"] / c["steps"],
+         after_counts[key]["correct"] / after_counts[key]["steps"] if key in after_counts else "—"]
+        for key, c in before_counts.items()]
+display(Table(["情境", "步数（RL 前）", "RL 前做对", "RL 后做对"], rows, digits=3))
+print(f"留出题（400 道）：贪心准确率 {tl.accuracy(cot_sft, cot_heldout):.3f} → {tl.accuracy(cot_model, cot_heldout):.3f}，"
+      f"采样准确率 {tl.accuracy(cot_sft, cot_heldout, 1.0, np.random.default_rng(0)):.3f}"
+      f" → {tl.accuracy(cot_model, cot_heldout, 1.0, np.random.default_rng(0)):.3f}")
+
+# %% [markdown]
+# ## 10. 什么能带过来，什么带不过来
 #
 # | | 玩具 | 小 transformer |
 # |---|---|---|
 # | 参数 | 12 × 3 的 Δ 表 | 约 10 万个数（嵌入、注意力、MLP、输出头） |
 # | 一步的"动作" | 选一种做法（correct / bug / careless） | 写一个字 |
+# | 错误从哪里来 | 事先定好的三种做法 | 学出来的；一部分像 bug、像粗心，还有很多别的样子（第 8 节的表） |
+# | 难的情境 | logit 小一点，仍然常常做对 | 乘两位数几乎不会：SFT 没教会的，RL 也很难教会（第 9 节的表） |
 # | 优势、裁剪、KL、聚合、熵 | `toyllm.rl.losses` | **同一批函数** |
 # | ∂loss/∂log π 怎么变成参数的梯度 | 按情境加进表（`np.bincount`） | 网络的反向传播 |
 # | pass@1 | 精确值 + 采样估计 | 只有估计 |
@@ -227,7 +307,9 @@ plt.show()
 # - 一个 10 万参数的 transformer 用 numpy 就能训练：前向、反向、Adam 一共两百来行。
 # - SFT 和 RL 只差"每个 token 的 log 概率的导数 $s$"：SFT 是 $-1/N$，RL 是 $w \cdot \partial l/\partial\rho \cdot \rho$（+ KL、熵）。
 # - RL 的公式一个都没有重写：玩具和小网络调用同一批 `toyllm.rl.losses` 函数。
-# - pass@1、pass@k 前后的变化，裁剪比例、熵、学习率太大时的 KL，都是上面量出来的数。
+# - 玩具的多步题写成思维链，网络也能学：加法、减法学会了一些，乘两位数几乎不会。它错的样子有的像玩具的 bug、有的像粗心，也有很多玩具里没有的样子。
+# - GRPO 只能把网络已经偶尔做对的地方磨尖：8 份样本全错的题没有梯度。
+# - pass@1、pass@k 前后的变化，裁剪比例、熵、学习率太大时的 KL、每个情境的对错，都是上面量出来的数。
 #
 # ## 试一试
 #
@@ -235,3 +317,5 @@ plt.show()
 # 2. 第 7 节把 `lr=3e-3` 换成 `lr=1e-3`：KL 还会跳吗？
 # 3. （选做，先写下预测再运行）第 6 节把 DAPO 的 `loss_agg` 换成 `"seq-mean"`，或把 `eps_high` 从 0.28 改回 0.2：
 #    被裁剪的 token 比例和熵会怎么变？为什么？（提示：加法题的解答长短只差一两个字；clip-higher 放宽的是优势为正的 token。）
+# 4. 第 8 节把 `tl.problem_example(p)` 换成 `tl.problem_example(p, reversed_digits=False)`（平常的写法，最高位在前）：
+#    先猜 700 步以后的准确率是高了还是低了，再运行。（`tools/bench_tinylm.py --cot` 量了两种写法。）
