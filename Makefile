@@ -31,6 +31,11 @@ SITE_OUT ?= site
 VOILA_PORT ?= 8866
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# x86-64 上矩阵乘法一律用 OpenBLAS 的 Haswell 内核：notebook 08 训练出来的数字在任何 x86-64 机器上逐位相同
+# （见 toyllm/blas.py 的 BLAS_CORETYPE；已经设了别的值时不覆盖）。make lab 启动的 JupyterLab 和它的内核也带着它。
+ifeq ($(shell uname -m),x86_64)
+export OPENBLAS_CORETYPE ?= Haswell
+endif
 comma := ,
 
 .PHONY: lab test demo homework grade bench notebooks figures venv clean-venv site voila lock test-latest test-min print-python-min

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from toyllm import doctor
-from toyllm.doctor import (CHECKS, PACKAGES, CheckResult, DoctorReport, check_font, check_kernel, check_package,
-                           check_python, check_toyllm, check_widgets, run_checks, run_doctor, satisfies)
+from toyllm.doctor import (CHECKS, PACKAGES, CheckResult, DoctorReport, check_blas, check_font, check_kernel,
+                           check_package, check_python, check_toyllm, check_widgets, run_checks, run_doctor, satisfies)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -315,7 +315,7 @@ def test_every_failed_required_check_has_a_hint(monkeypatch, tmp_path):
     monkeypatch.setattr(importlib.metadata, "version", fake_version(missing={p.dist for p in PACKAGES} | {"toyllm"}))
     monkeypatch.setattr(doctor, "_kernel_command", lambda: ([str(tmp_path / "none")], "/x", {}))
     monkeypatch.setattr(doctor, "_labextension_dirs", lambda: [])
-    report = run_checks([c for c in CHECKS if c is not check_font])
+    report = run_checks([c for c in CHECKS if c not in (check_font, check_blas)])
     assert not report.ok
     failed = [r for r in report if not r.ok]
     assert len(failed) == len(report) - 1                   # 只有 Python 版本还是好的
@@ -343,3 +343,34 @@ def test_packages_in_step_with_pyproject():
 
     assert ours(True, ("运行", "notebook")) == {**parse(project["dependencies"]), **parse(extras["notebook"])}
     assert ours(False, ("测试",)) == parse(extras["test"])
+
+
+def test_blas_check_names_the_kernel_and_how_to_pin_it(monkeypatch):
+    """矩阵乘法内核的检查：是 Haswell 时通过；不是时说出现在是哪个内核、怎么设；它只是可选项。"""
+    import toyllm.blas as blas
+
+    monkeypatch.setattr(blas, "is_x86_64", lambda: True)
+    monkeypatch.setattr(blas, "blas_kernel", lambda: {"库": "openblas", "内核": "SkylakeX", "版本": "0.3.31"})
+    r = check_blas()
+    assert not r.ok and not r.required and "SkylakeX" in r.detail and "OPENBLAS_CORETYPE=Haswell" in r.hint
+    monkeypatch.setattr(blas, "blas_kernel", lambda: {"库": "openblas", "内核": "Haswell", "版本": "0.3.31"})
+    assert check_blas().ok
+
+
+def test_pin_blas_kernel_keeps_a_value_already_set(monkeypatch):
+    import toyllm.blas as blas
+
+    monkeypatch.setattr(blas, "is_x86_64", lambda: True)
+    assert blas.pin_blas_kernel({}) == "Haswell"
+    assert blas.pin_blas_kernel({"OPENBLAS_CORETYPE": "Zen"}) == "Zen"
+    monkeypatch.setattr(blas, "is_x86_64", lambda: False)
+    assert blas.pin_blas_kernel({}) is None
+
+
+def test_makefile_pins_the_same_kernel_as_the_package():
+    from pathlib import Path
+
+    import toyllm.blas as blas
+
+    text = (Path(__file__).resolve().parent.parent / "Makefile").read_text(encoding="utf-8")
+    assert f"export OPENBLAS_CORETYPE ?= {blas.BLAS_CORETYPE}" in text

@@ -133,7 +133,7 @@ def test_step_errors_sorts_each_wrong_step_into_the_toys_procedures(monkeypatch)
         tl.step_errors(tl.TinyLM(d=8, heads=2, layers=1, context=25), [])
 
 
-def _trained(seed=0, steps=250, **size):
+def _trained(seed=0, steps=450, **size):
     model = tl.TinyLM(seed=seed, **size)
     train = tl.addition_examples(2000, seed=seed)
     hist = tl.sft(model, train, steps=steps, batch_size=64, lr=3e-3, seed=seed)
@@ -142,7 +142,7 @@ def _trained(seed=0, steps=250, **size):
 
 @pytest.fixture(scope="module")
 def sft_model():
-    """SFT 250 步以后：留出题的贪心准确率约 60%（种子 0），RL 还有提高的余地。"""
+    """和 notebook 08 一样 SFT 450 步（种子 0）：准确率已经升起来，RL 还有提高的余地。"""
     return _trained(0)
 
 
@@ -164,10 +164,14 @@ def test_rl_raises_heldout_accuracy(sft_model):
     model, train, _ = sft_model
     test = tl.addition_examples(200, seed=100, exclude=train)
     model = model.copy()
-    before = tl.accuracy(model, test)
-    tl.rl_train(model, train, tl.tiny_config("grpo", iterations=30, seed=0))
-    after = tl.accuracy(model, test)
-    assert after > before + 0.05, (before, after)
+
+    def acc():
+        return tl.accuracy(model, test), tl.accuracy(model, test, 1.0, np.random.default_rng(0))
+
+    before = acc()
+    tl.rl_train(model, train, tl.tiny_config("grpo", iterations=40, seed=0))
+    after = acc()
+    assert after[0] > before[0] and after[1] > before[1] + 0.03, (before, after)    # 贪心、采样都升
 
 
 @pytest.mark.parametrize("name", ["clipped_surrogate", "group_advantages", "aggregation_weights"])

@@ -7,7 +7,7 @@
     .venv/bin/python tools/bench_tinylm.py --seeds 0 --no-notebook
     .venv/bin/python tools/bench_tinylm.py --cot           # 再加玩具的 1~2 步题：两种数的写法 × 每个种子（约 2 分钟）
 
-【思路】和 notebook 08 同样的设置：2000 道两位数加法训练题，200 道留出题；SFT 250 步（每批 64 道，Adam lr 3e-3），
+【思路】和 notebook 08 同样的设置：2000 道两位数加法训练题，200 道留出题；SFT 450 步（每批 64 道，Adam lr 3e-3），
     然后 GRPO（tiny_config("grpo")：每次 16 道题 × G = 8，Adam lr 3e-4）。每步用时取**中位数**。
     另外量 DAPO 预设（μ = 4、token-mean、clip-higher）一次迭代的用时。
     --cot：玩具的 1~2 步题，和 notebook 08 第 8、9 节一样（SFT 700 步，GRPO 30 次迭代）；
@@ -70,7 +70,7 @@ def run_cot(seed, reversed_digits, sft_steps, rl_iters):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    ap.add_argument("--sft-steps", type=int, default=250)
+    ap.add_argument("--sft-steps", type=int, default=450)
     ap.add_argument("--rl-iterations", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--no-notebook", action="store_true", help="不执行 notebook 08")
@@ -80,6 +80,10 @@ def main(argv=None):
     ap.add_argument("--cot-rl-iterations", type=int, default=30)
     args = ap.parse_args(argv)
 
+    from toyllm.blas import BLAS_CORETYPE, blas_kernel
+    kernel = blas_kernel()
+    print(f"矩阵乘法：{kernel}" + ("" if kernel and kernel["内核"] == BLAS_CORETYPE else
+                                 f"（不是 {BLAS_CORETYPE}：准确率和 notebook 08 不可比；用 make bench，或设 OPENBLAS_CORETYPE）"))
     print(f"留出题准确率（200 道，贪心 / 采样 T = 1）：SFT {args.sft_steps} 步，GRPO {args.rl_iterations} 次迭代")
     trained = None
     for seed in args.seeds:

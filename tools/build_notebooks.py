@@ -124,8 +124,12 @@ def execute(nb, workdir, timeout=600, **options):
     【参数】options：交给 nbclient.NotebookClient 的其他选项（例如 coalesce_streams=True、store_widget_state=False）
     【返回】用时秒数
     【边界】单元格报错不中断运行（allow_errors=True），错误留在输出里，由 output_problems 找出来。
+        内核在 x86-64 上用 OpenBLAS 的 Haswell 内核（toyllm.blas.pin_blas_kernel）：notebook 08 的数字在哪台机器上都一样。
     """
     from nbclient import NotebookClient
+
+    from toyllm.blas import pin_blas_kernel
+    pin_blas_kernel()
 
     Path(workdir).mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()

@@ -141,7 +141,7 @@ class DoctorReport:
         else:
             text = f"必需的 {len(required)} 项全部通过 ✓"
         if bad_opt:
-            text += f"；{len(bad_opt)} 项可选的没通过（只影响跑测试）"
+            text += f"；{len(bad_opt)} 项可选的没通过（只影响跑测试，或 notebook 08 的数字）"
         return text
 
     def __repr__(self):
@@ -430,7 +430,30 @@ def check_font():
     return CheckResult(name, True, f"{family}（{font_path().name}），能画出“{FONT_SAMPLE}”")
 
 
-CHECKS = [check_python, check_toyllm, *_package_checks(), check_kernel, check_widgets, check_font]
+def check_blas():
+    """
+    numpy 的 BLAS 内核（可选）：x86-64 上是 Haswell 时，notebook 08（小 transformer）的数字和提交的逐位相同。
+
+    【思路】见 toyllm.blas：float32 矩阵乘法在不同的内核上最后一位不同，训练几百步以后就看得见了。
+    """
+    import numpy  # noqa: F401  (blas_kernel 要看已经载入的 BLAS)
+
+    from .blas import BLAS_CORETYPE, blas_kernel, is_x86_64
+    name = "矩阵乘法的内核（notebook 08）"
+    info = blas_kernel()
+    if info is None:
+        return CheckResult(name, False, "查不到 numpy 用的 BLAS", False, "notebook 08 照样能运行，只是数字可能和提交的不同")
+    text = f"{info['库']} {info['版本']}，内核 {info['内核']}"
+    if not is_x86_64():
+        return CheckResult(name, False, f"{text}；这台机器不是 x86-64", False,
+                           "notebook 08 照样能运行；训练出来的数字会和提交的略有不同，结论应当一样")
+    if info["内核"] != BLAS_CORETYPE:
+        return CheckResult(name, False, f"{text}（提交的数字用的是 {BLAS_CORETYPE}）", False,
+                           f"用 make lab 启动 JupyterLab，或者先设环境变量 OPENBLAS_CORETYPE={BLAS_CORETYPE} 再启动")
+    return CheckResult(name, True, text, False)
+
+
+CHECKS = [check_python, check_toyllm, *_package_checks(), check_kernel, check_widgets, check_font, check_blas]
 """全部检查，按顺序执行。每个元素是一个不带参数、返回 CheckResult 的函数。"""
 
 

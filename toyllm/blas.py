@@ -1,0 +1,56 @@
+"""
+矩阵乘法用哪一种 BLAS 内核：让小 transformer（notebook 08）在不同的机器上算出逐位相同的数。
+
+【思路】numpy 的矩阵乘法交给 OpenBLAS。OpenBLAS 按 CPU 挑一种内核（AVX-512 的 SkylakeX、AVX2 的 Haswell……），
+    不同的内核求和的顺序不同，float32 的结果最后一位会差一点。玩具模型不受影响；可小 transformer 训练几百步以后，
+    这一点差别会长大到看得见（准确率不同）。所以在 x86-64 上一律用 Haswell 内核：所有带 AVX2 的机器
+    （2013 年以后的 Intel、2015 年以后的 AMD）结果逐位相同，numpy 1.24 和 2.x 自带的 OpenBLAS 也相同。
+    内核由环境变量 OPENBLAS_CORETYPE 决定，必须在 numpy 载入之前设好：Makefile 的每个目标（make lab 启动的
+    JupyterLab 和它的内核也一样）、tests 的 conftest.py、tools/build_notebooks.py 都设了它。
+    别的 CPU（例如 Apple 芯片）上 notebook 08 照样能运行，数字会略有不同，结论应当一样。
+【注意】这个模块不 import numpy（要在 numpy 载入之前用）。
+"""
+
+import os
+import platform
+import sys
+
+BLAS_CORETYPE = "Haswell"
+"""notebook 08 提交的数字是在哪种 OpenBLAS 内核上算出来的。"""
+
+
+def is_x86_64():
+    """这台机器是不是 x86-64（只有 x86-64 的 OpenBLAS 认识 Haswell 内核）。"""
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
+def pin_blas_kernel(env=None):
+    """
+    在 x86-64 上把 env（默认 os.environ）里的 OPENBLAS_CORETYPE 设成 BLAS_CORETYPE（已经设了别的值时不动）。
+
+    【返回】env 里 OPENBLAS_CORETYPE 现在的值（不是 x86-64 时是 None）
+    【边界】对这个进程自己，只有在 numpy 载入之前调用才有用；对之后启动的子进程（notebook 的内核）总是有用。
+    【例子】tests/conftest.py 里：pin_blas_kernel()；之后 nbval 启动的内核都用 Haswell 内核
+    """
+    env = os.environ if env is None else env
+    if not is_x86_64():
+        return None
+    return env.setdefault("OPENBLAS_CORETYPE", BLAS_CORETYPE)
+
+
+def blas_kernel():
+    """
+    这个进程里 numpy 用的 BLAS：{"库": "openblas", "内核": "Haswell", "版本": "0.3.31"}；numpy 还没载入或查不到时返回 None。
+
+    【例子】在 x86-64 上 blas_kernel()["内核"] == BLAS_CORETYPE 时，notebook 08 的数字和提交的一样
+    """
+    if "numpy" not in sys.modules:
+        return None
+    from threadpoolctl import threadpool_info
+    for info in threadpool_info():
+        if info.get("user_api") == "blas":
+            return {"库": info.get("internal_api"), "内核": info.get("architecture"), "版本": info.get("version")}
+    return None
+
+
+__all__ = ["BLAS_CORETYPE", "blas_kernel", "is_x86_64", "pin_blas_kernel"]
