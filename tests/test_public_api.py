@@ -169,7 +169,52 @@ class Case:
         return getattr(importlib.import_module(f"toyllm.{module}"), name)
 
 
+def _problem():
+    from toyllm.arithmetic import Problem, Step
+    return Problem(37, (Step("mul", 12), Step("add", 458)), 902)
+
+
+def _tiny(context=8):
+    from toyllm.tinylm import TinyLM
+    return TinyLM(d=8, heads=2, layers=1, context=context)
+
+
+def _sums():
+    from toyllm.tinylm import addition_examples
+    return addition_examples(4, digits=1)
+
+
+def _tiny_config():
+    from toyllm.tinylm import tiny_config
+    return tiny_config("grpo", iterations=1, batch_problems=2, group_size=2)
+
+
 CASES = [
+    # ---- 小 transformer（notebook 08）-------------------------------------------------------
+    Case("tinylm.TinyLM", lambda: dict(d=8, heads=2, layers=1, context=8, seed=0),
+         {"d": "count", "heads": "count", "layers": "count", "context": "count", "seed": "count"}),
+    Case("tinylm.encode", lambda: dict(text="12+3="), {"text": "text"}),
+    Case("tinylm.answer_of", lambda: dict(completion="12$"), {"completion": "text"}),
+    Case("tinylm.step_values", lambda: dict(completion="12$"), {"completion": "text"}),
+    Case("tinylm.write_number", lambda: dict(n=37), {"n": "int"}),
+    Case("tinylm.read_number", lambda: dict(text="7300"), {"text": "text"}),
+    Case("tinylm.problem_example", lambda: dict(problem=_problem()), {"problem": "problem"}),
+    Case("tinylm.addition_examples", lambda: dict(n=5, seed=0, digits=1), {"n": "count", "seed": "count", "digits": "int"}),
+    Case("tinylm.generate", lambda: dict(model=_tiny(), prompts=["1+2="], temperature=0),
+         {"model": "model", "prompts": "notstr", "temperature": "temperature"}),
+    Case("tinylm.accuracy", lambda: dict(model=_tiny(), examples=_sums(), temperature=0),
+         {"model": "model", "examples": "problems", "temperature": "temperature"}),
+    Case("tinylm.pass_at_k_curve", lambda: dict(model=_tiny(), examples=_sums(), n=2, ks=[1, 2]),
+         {"model": "model", "examples": "problems", "n": "count", "ks": "ks"}),
+    Case("tinylm.sft", lambda: dict(model=_tiny(), examples=_sums(), steps=1, batch_size=2, lr=1e-3, seed=0),
+         {"model": "model", "examples": "problems", "steps": "count", "batch_size": "count", "lr": "nonneg",
+          "seed": "count"}),
+    Case("tinylm.rl_train", lambda: dict(model=_tiny(), examples=_sums(), config=_tiny_config()),
+         {"model": "model", "examples": "problems", "config": "name"}),
+    Case("tinylm.tiny_config", lambda: dict(name="grpo"), {"name": "name"}),
+    Case("tinylm.step_errors", lambda: dict(model=_tiny(32), problems=[_problem()]),
+         {"model": "model", "problems": "problems"}),
+    Case("tinylm.save", lambda: dict(model=_tiny(), path=PATH), {"model": "model", "path": "path"}),
     # ---- 算术、文字、估计 -----------------------------------------------------------------
     Case("arithmetic.apply_op", lambda: dict(op="add", a=12, b=7, procedure="correct"),
          {"op": "op", "a": "int", "b": "int", "procedure": "choice"}),

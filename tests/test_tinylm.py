@@ -230,6 +230,8 @@ def test_bad_inputs():
     model = tl.TinyLM(d=8, heads=2, layers=1, context=8)
     with pytest.raises(ValueError, match="examples 不能是空的"):
         tl.sft(model, [], steps=1)
+    with pytest.raises(TypeError, match="examples 必须是 Example 的列表.*'12\\+3='"):
+        tl.sft(model, "12+3=", steps=1)
     with pytest.raises(ValueError, match="放不进上下文 context = 8"):
         tl.sft(model, [tl.problem_example(Problem(37, (Step("mul", 12), Step("add", 458)), 902))], steps=1)
     with pytest.raises(ValueError, match="不在字表"):

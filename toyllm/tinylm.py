@@ -28,7 +28,7 @@ from .display import Table
 from .estimators import pass_at_k
 from .history import History
 from .rl import losses
-from .rl.config import resolve_config
+from .rl.config import PRESETS, resolve_config
 from .toy_llm import ToyLLM, softmax
 
 END = "$"
@@ -201,9 +201,11 @@ def one_blas_thread(fn):
 def _check_examples(name, examples, context):
     if isinstance(examples, Example):
         examples = [examples]
-    examples = list(examples) if not isinstance(examples, (str, bytes)) else None
+    if isinstance(examples, (str, bytes)) or not hasattr(examples, "__iter__"):
+        raise TypeError(f"{name} 必须是 Example 的列表（例如 addition_examples(2000)），收到 {examples!r}"[:300])
+    examples = list(examples)
     if not examples:
-        raise ValueError(f"{name} 不能是空的：至少要一道题（Example 的列表），收到 {examples!r}")
+        raise ValueError(f"{name} 不能是空的：至少要一道题（Example 的列表），收到 []")
     for e in examples:
         if not isinstance(e, Example):
             raise TypeError(f"{name} 里的每一项都必须是 Example，收到 {type(e).__name__}")
@@ -445,8 +447,8 @@ def generate(model, prompts, temperature=1.0, rng=None):
     temperature = as_real("temperature（0 表示贪心解码）", temperature, low=0.0)
     if temperature > 0 and not isinstance(rng, np.random.Generator):
         raise TypeError(f"temperature > 0 时 rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
-    if isinstance(prompts, str) or not prompts:
-        raise ValueError(f"prompts 必须是非空的字符串列表，收到 {prompts!r}")
+    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, (list, tuple)) or not prompts:
+        raise ValueError(f"prompts 必须是非空的字符串列表，例如 ['12+35=']，收到 {prompts!r}"[:300])
     ids = [encode(p, "prompts 里的 prompt") for p in prompts]
     plen = np.array([len(i) for i in ids])
     if plen.min() < 1 or plen.max() >= model.context:
@@ -494,6 +496,7 @@ def accuracy(model, examples, temperature=0.0, rng=None):
     【返回】float，在 [0, 1] 里
     【例子】accuracy(model, test)；accuracy(model, test, 1.0, np.random.default_rng(0))
     """
+    _check_model(model)
     examples = _check_examples("examples", examples, model.context)
     outs = generate(model, [e.prompt for e in examples], temperature, rng)
     return float(np.mean([e.is_correct(o) for o, e in zip(outs, examples)]))
@@ -507,8 +510,11 @@ def pass_at_k_curve(model, examples, n, ks, seed=0, temperature=1.0):
     【返回】{k: pass@k}
     【例子】pass_at_k_curve(model, test[:100], 16, [1, 4, 16])
     """
+    _check_model(model)
     examples = _check_examples("examples", examples, model.context)
     n = as_int("n", n, low=1)
+    if isinstance(ks, (str, bytes)) or not isinstance(ks, (list, tuple, range)):
+        raise TypeError(f"ks 必须是 k 的列表，例如 [1, 4, 16]，收到 {ks!r}")
     ks = [as_int("ks 里的 k", k, 1, n) for k in ks]
     if not ks:
         raise ValueError("ks 不能是空的，例如 [1, 4, 16]")
@@ -542,7 +548,9 @@ def step_errors(model, problems):
     _check_model(model)
     if isinstance(problems, Problem):
         problems = [problems]
-    problems = list(problems) if not isinstance(problems, (str, bytes)) else []
+    if isinstance(problems, (str, bytes)) or not hasattr(problems, "__iter__"):
+        raise TypeError(f"problems 必须是 toyllm.arithmetic.Problem 的列表，收到 {problems!r}"[:300])
+    problems = list(problems)
     if not problems:
         raise ValueError("problems 不能是空的：至少要一道题（toyllm.arithmetic.Problem 的列表）")
     for p in problems:
@@ -721,7 +729,9 @@ def tiny_config(name="grpo", **overrides):
 
     【例子】tiny_config("dapo", dynamic_sampling=False)；tiny_config("grpo", lr=1e-3)
     """
-    return resolve_config(name).replace(**{**TINY_DEFAULTS, **overrides})
+    if not isinstance(name, str):
+        raise TypeError(f"name 必须是预设的名字（{'、'.join(PRESETS)}），收到 {name!r}")
+    return resolve_config(name, "name").replace(**{**TINY_DEFAULTS, **overrides})
 
 
 RL_COLUMNS = ["iteration", "reward", "pass1_sampled", "entropy", "kl_est", "clip_low", "clip_high", "zero_std",
@@ -780,7 +790,9 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
     【例子】hist = rl_train(model, train, tiny_config("grpo", iterations=100), heldout=test[:200])
     """
     _check_model(model)
-    cfg = tiny_config(config) if isinstance(config, str) else resolve_config(config)
+    cfg = resolve_config(config, "config")
+    if isinstance(config, str):                     # 预设名：换上 TINY_DEFAULTS（Adam、lr = 3e-4……）
+        cfg = cfg.replace(**TINY_DEFAULTS)
     if cfg.reward != "outcome":
         raise ValueError(f"config.reward 在小 transformer 上只能是 'outcome'（只有最终答案能判对错），收到 {cfg.reward!r}")
     if cfg.optimizer != "adam":
