@@ -129,7 +129,7 @@ def test_step_errors_sorts_each_wrong_step_into_the_toys_procedures(monkeypatch)
     table = tl.step_error_table(counts, toy=ToyLLM(1e9))
     assert table.headers[:3] == ["情境", "步数", "网络做对"] and table.cells[0][:3] == ["加法，1 次进位", "3", "0.333"]
     assert float(table.cells[0][6]) == pytest.approx(softmax(ToyLLM(1e9).context_logits(add1))[0], abs=1e-3)
-    with pytest.raises(ValueError, match="problems 不能是空的"):
+    with pytest.raises(ValueError, match="problems 不能为空"):
         tl.step_errors(tl.TinyLM(d=8, heads=2, layers=1, context=25), [])
 
 

@@ -27,6 +27,7 @@ from .checkpoint import CheckpointError, read_checkpoint, save_history
 from .display import Table
 from .estimators import pass_at_k
 from .history import History
+from .problems import check_problems
 from .rl import losses
 from .rl.config import PRESETS, resolve_config
 from .toy_llm import ToyLLM, softmax
@@ -546,16 +547,7 @@ def step_errors(model, problems):
     【例子】counts = step_errors(model, heldout_problems); step_error_table(counts, toy=ToyLLM(1e9))
     """
     _check_model(model)
-    if isinstance(problems, Problem):
-        problems = [problems]
-    if isinstance(problems, (str, bytes)) or not hasattr(problems, "__iter__"):
-        raise TypeError(f"problems 必须是 toyllm.arithmetic.Problem 的列表，收到 {problems!r}"[:300])
-    problems = list(problems)
-    if not problems:
-        raise ValueError("problems 不能是空的：至少要一道题（toyllm.arithmetic.Problem 的列表）")
-    for p in problems:
-        if not isinstance(p, Problem):
-            raise TypeError(f"problems 里的每一项都必须是 toyllm.arithmetic.Problem，收到 {type(p).__name__}")
+    problems = check_problems("problems", [problems] if isinstance(problems, Problem) else problems)
     examples = _check_examples("problems", [problem_example(p) for p in problems], model.context)
     outs = greedy(model, [e.prompt for e in examples])
     counts = {}
