@@ -159,6 +159,17 @@ def test_plot_training_curves_groups_columns_in_one_panel(caplog):
         plot_training_curves(hist, columns=[("pass1_exact", "kl")])
 
 
+def test_plot_training_curves_connects_the_rows_that_were_evaluated(caplog):
+    """tinylm.sft 的 greedy 只在评估的行有数（其余是 NaN）：画出来是一条连着那几个点的线，不是一片空白。"""
+    nan = float("nan")
+    hist = {"iteration": [1, 2, 3, 4, 5], "loss": [2.0, 1.5, 1.2, 1.0, 0.9], "greedy": [nan, 0.1, nan, 0.4, 0.5]}
+    fig, bad = render(lambda: plot_training_curves(hist, columns=["loss", "greedy"]), caplog)
+    assert not bad
+    line = fig.axes[1].get_lines()[0]
+    assert list(line.get_xdata()) == [2, 4, 5] and list(line.get_ydata()) == [0.1, 0.4, 0.5]
+    assert list(fig.axes[0].get_lines()[0].get_xdata()) == [1, 2, 3, 4, 5]
+
+
 def test_plot_exact_vs_sampled(problems, caplog):
     results = [compare_exact_sampled(ToyLLM(s), problems, 8, np.random.default_rng(0)) for s in (1e8, 1e10)]
     fig, bad = render(lambda: plot_exact_vs_sampled(results), caplog)

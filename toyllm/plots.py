@@ -358,6 +358,7 @@ def plot_training_curves(history, x="iteration", columns=None, labels=None, titl
         axes：画到已有的坐标轴上（至少和小图一样多；默认新建一张图，每行 3 张小图）
     【返回】画了图的 Axes 的 numpy 数组（每张小图一个）
     【边界】每一列的长度必须和横轴相同；非数值的列（默认时）跳过；指定了不存在的列会报错。
+        列里的 NaN（例如 tinylm.sft 的 greedy：每 eval_every 步才评估一次）不画，线连接有数的点。
     【例子】plot_training_curves({"iteration": [0, 1, 2], "pass1_exact": [0.48, 0.52, 0.55]})
     """
     if not isinstance(history, Mapping) or not history:
@@ -396,7 +397,8 @@ def plot_training_curves(history, x="iteration", columns=None, labels=None, titl
         axes = _given_axes(axes, len(panels), "fig.subplots(1, 2)")
     for ax, group in zip(axes, panels):
         for i, c in enumerate(group):
-            ax.plot(xs, series[c], color=f"C{i}", label=names.get(c, c))
+            ok = ~np.isnan(series[c])               # 没有评估的行是 NaN：只连有数的点
+            ax.plot(xs[ok], series[c][ok], color=f"C{i}", label=names.get(c, c))
         ax.set_title("、".join(names.get(c, c) for c in group))
         ax.set_xlabel(names.get(x, x))
         ax.grid(alpha=0.3)

@@ -101,13 +101,7 @@ Table(["玩具的题", "人读的写法", "网络读写的样子"], rows)
 # %%
 heldout = test_set[:200]
 sft_hist = tl.sft(model, train_set, steps=450, batch_size=64, lr=3e-3, seed=0, heldout=heldout, eval_every=50)
-evals = [i for i, g in enumerate(sft_hist["greedy"]) if g == g]
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
-plot_training_curves(sft_hist, columns=["loss"], axes=axes[:1])
-plot_training_curves({"iteration": [sft_hist["iteration"][i] for i in evals],
-                      "greedy": [sft_hist["greedy"][i] for i in evals]}, labels={"greedy": "贪心准确率"}, axes=axes[1:])
-fig.suptitle("SFT：两位数加法")
-plt.tight_layout()
+plot_training_curves(sft_hist, columns=["loss", "greedy"], labels={"greedy": "贪心准确率"}, title="SFT：两位数加法")
 plt.show()
 sft_model = model.copy()
 print(f"SFT 以后：贪心准确率 {tl.accuracy(model, heldout):.3f}，"
@@ -212,13 +206,7 @@ toy_examples = [tl.problem_example(p) for p in toy_problems]
 cot_train, cot_heldout, cot_heldout_problems = toy_examples[:-400], toy_examples[-400:], toy_problems[-400:]
 cot_model = tl.TinyLM(seed=0, context=25)
 cot_sft_hist = tl.sft(cot_model, cot_train, steps=700, seed=0, heldout=cot_heldout[:200], eval_every=100)
-evals = [i for i, g in enumerate(cot_sft_hist["greedy"]) if g == g]
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
-plot_training_curves(cot_sft_hist, columns=["loss"], axes=axes[:1])
-plot_training_curves({"iteration": [cot_sft_hist["iteration"][i] for i in evals],
-                      "greedy": [cot_sft_hist["greedy"][i] for i in evals]}, labels={"greedy": "贪心准确率"}, axes=axes[1:])
-fig.suptitle("SFT：玩具的 1~2 步题")
-plt.tight_layout()
+plot_training_curves(cot_sft_hist, columns=["loss", "greedy"], labels={"greedy": "贪心准确率"}, title="SFT：玩具的 1~2 步题")
 plt.show()
 cot_sft = cot_model.copy()
 print(f"SFT 以后（400 道留出题）：贪心准确率 {tl.accuracy(cot_model, cot_heldout):.3f}，"
