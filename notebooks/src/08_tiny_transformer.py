@@ -208,9 +208,8 @@ cot_model = tl.TinyLM(seed=0, context=25)
 cot_sft_hist = tl.sft(cot_model, cot_train, steps=700, seed=0, heldout=cot_heldout[:200], eval_every=100)
 plot_training_curves(cot_sft_hist, columns=["loss", "greedy"], labels={"greedy": "贪心准确率"}, title="SFT：玩具的 1~2 步题")
 plt.show()
-cot_sft = cot_model.copy()
-print(f"SFT 以后（400 道留出题）：贪心准确率 {tl.accuracy(cot_model, cot_heldout):.3f}，"
-      f"采样（T = 1）准确率 {tl.accuracy(cot_model, cot_heldout, 1.0, np.random.default_rng(0)):.3f}")
+cot_sft_acc = tl.accuracy(cot_model, cot_heldout), tl.accuracy(cot_model, cot_heldout, 1.0, np.random.default_rng(0))
+print(f"SFT 以后（400 道留出题）：贪心准确率 {cot_sft_acc[0]:.3f}，采样（T = 1）准确率 {cot_sft_acc[1]:.3f}")
 
 # %% [markdown]
 # 网络在哪里会错？玩具说：每一步的情境（运算 × 难度）决定三种做法的概率。
@@ -252,7 +251,7 @@ axes[0].set_title("玩具（Δ 表，12 × 3 个参数）")
 plot_training_curves(cot_grpo_hist, columns=["pass1_sampled"], axes=axes[1:])
 evals = [i for i, g in enumerate(cot_grpo_hist["greedy"]) if g == g]
 axes[1].plot([0] + [cot_grpo_hist["iteration"][i] for i in evals],
-             [tl.accuracy(cot_sft, cot_heldout[:200])] + [cot_grpo_hist["greedy"][i] for i in evals], "o-",
+             [cot_sft_hist["greedy"][-1]] + [cot_grpo_hist["greedy"][i] for i in evals], "o-",   # SFT 最后一次评估
              label="留出题贪心准确率")
 axes[1].legend()
 axes[1].set_title(f"小 transformer（{cot_model.n_params:,} 个参数）")
@@ -265,14 +264,13 @@ plt.show()
 # 先想一想：一道题的 8 份样本全错时，组内优势全是 0，这道题不产生梯度。网络几乎不会的情境，RL 能教会吗？
 
 # %%
-before_counts, after_counts = tl.step_errors(cot_sft, cot_heldout_problems), tl.step_errors(cot_model, cot_heldout_problems)
+after_counts = tl.step_errors(cot_model, cot_heldout_problems)     # RL 前的是第 8 节的 counts
 rows = [[CONTEXT_NAMES[key], c["steps"], c["correct"] / c["steps"],
          after_counts[key]["correct"] / after_counts[key]["steps"] if key in after_counts else "—"]
-        for key, c in before_counts.items()]
+        for key, c in counts.items()]
 display(Table(["情境", "步数（RL 前）", "RL 前做对", "RL 后做对"], rows, digits=3))
-print(f"留出题（400 道）：贪心准确率 {tl.accuracy(cot_sft, cot_heldout):.3f} → {tl.accuracy(cot_model, cot_heldout):.3f}，"
-      f"采样准确率 {tl.accuracy(cot_sft, cot_heldout, 1.0, np.random.default_rng(0)):.3f}"
-      f" → {tl.accuracy(cot_model, cot_heldout, 1.0, np.random.default_rng(0)):.3f}")
+print(f"留出题（400 道）：贪心准确率 {cot_sft_acc[0]:.3f} → {tl.accuracy(cot_model, cot_heldout):.3f}，"
+      f"采样准确率 {cot_sft_acc[1]:.3f} → {tl.accuracy(cot_model, cot_heldout, 1.0, np.random.default_rng(0)):.3f}")
 
 # %% [markdown]
 # ## 10. 什么能带过来，什么带不过来
