@@ -18,7 +18,7 @@ LAYERS = [
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
     ("采样、精确计算", ["sampler", "exact"]),
-    ("训练记录、RL 的配置和公式（不知道玩具模型）", ["history", "rl.config", "rl.losses", "rl.critic"]),
+    ("训练记录、RL 的配置和公式（不知道玩具模型）", ["history", "rl.config", "rl.losses", "rl.critic", "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
     ("评估、画图、保存、命令行；小 transformer", ["evaluation", "plotstyle", "plots", "checkpoint", "demo", "bench", "train_cli", "tinylm",
                         "doctor"]),

@@ -48,7 +48,7 @@ GOOD = {"model": lambda: TrainableLLM(1e9), "problems": lambda: PROBLEMS, "train
         "parts": lambda: [ROLLOUTS], "batch": lambda: PROBLEMS, "cfg": lambda: RLConfig(batch_problems=2, group_size=2),
         "models": lambda: [TrainableLLM(1e9)], "row": lambda: {}, "config": lambda: None, "cot": lambda: True,
         "judged": lambda: np.ones((2, 2)), "steps": lambda: STEPS, "params": lambda: np.zeros((12, 3)),
-        "base": lambda: np.zeros((12, 3)), "ref_logp": lambda: np.zeros(len(STEPS.contexts))}
+        "base": lambda: np.zeros((12, 3)), "ref_logp": lambda: np.zeros(STEPS.mask.shape)}
 OVERRIDES = {"context_key": {"a": lambda: 47, "b": lambda: 12}, "check_problems": {"name": lambda: "problems"},
              "log_likelihood": {"data": lambda: DATA}, "sft": {"data": lambda: DATA},
              "evaluate": {"rng": lambda: random.Random(0)}, "entropy_of": {"rng": lambda: random.Random(0)},

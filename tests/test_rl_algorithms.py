@@ -277,9 +277,9 @@ def test_engine_gradient_matches_finite_differences_for_new_options(problems, ov
     roll = sample_rollouts(model, train_set[:8], 4, np.random.default_rng(0))
     adv = group_advantages(roll.correct.astype(float), 4)
     cfg = RLConfig(group_size=4, **overrides)
-    steps = kernel.step_batch(roll, adv, cfg.loss_agg, 8)
+    steps = kernel.step_batch(roll, adv, 8)
     base = base_logit_table(1e9)
-    ref_logp = log_softmax_rows(base, 1.0)[steps.contexts, steps.actions]
+    ref_logp = log_softmax_rows(base, 1.0)[steps.ctx, steps.actions]
     params = np.random.default_rng(1).normal(0, 0.3, (12, 3))                 # ρ 离开 1，裁剪会发生
     res = kernel.loss_and_grad(params, base, steps, cfg, ref_logp)
     assert res.clip_low + res.clip_high > 0
@@ -386,7 +386,7 @@ def test_stale_rollouts_sample_from_an_older_policy(problems, monkeypatch):
     real = kernel.loss_and_grad
 
     def spy(params, base, steps, cfg, *a, **k):
-        seen.append((params.copy(), steps.tis))
+        seen.append((params.copy(), None if steps.tis is None else steps.tis[steps.mask]))
         return real(params, base, steps, cfg, *a, **k)
 
     monkeypatch.setattr(kernel, "loss_and_grad", spy)

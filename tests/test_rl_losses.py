@@ -119,7 +119,7 @@ def test_changing_the_taught_surrogate_changes_training(problems, monkeypatch):
     def doubled(ratio, adv, eps_low=0.2, eps_high=0.2, **kw):
         s = real(ratio, adv, eps_low, eps_high, **kw)
         out = losses.Surrogate(2 * s.loss, s.clipped_low, s.clipped_high)
-        out.dloss_dratio = 2 * s.dloss_dratio
+        out.dloss_dratio, out.dloss_dlogp = 2 * s.dloss_dratio, 2 * s.dloss_dlogp
         return out
 
     monkeypatch.setattr(losses, "clipped_surrogate", doubled)

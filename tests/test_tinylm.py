@@ -190,10 +190,10 @@ def test_rl_goes_through_the_taught_functions(sft_model, monkeypatch, name):
     a = model.copy()
     tl.rl_train(a, train, cfg)
     assert calls
-    if name == "clipped_surrogate":          # 把 ∂l/∂ρ 变成 0：网络就不会再被更新
+    if name == "clipped_surrogate":          # 把 ∂l/∂log π 变成 0：网络就不会再被更新
         def frozen(*args, **kwargs):
             out = real(*args, **kwargs)
-            out.dloss_dratio = np.zeros_like(out.dloss_dratio)
+            out.dloss_dlogp = np.zeros_like(out.dloss_dlogp)
             return out
         monkeypatch.setattr(losses, name, frozen)
         b = model.copy()

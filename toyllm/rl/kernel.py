@@ -1,12 +1,10 @@
 """
-损失和梯度的内核：把 losses.py 里的公式接起来，得到对 Δ 表 (12, 3) 的精确梯度（第 6 讲"策略梯度"）。
+玩具的链式法则：把 objective.rl_objective 给出的 ∂loss/∂log π 变成对 Δ 表 (12, 3) 的精确梯度（第 6 讲"策略梯度"）。
 
 【思路】策略只取决于情境，所以每一步的梯度都是"一个数 × (onehot(a) − π(· | c)) / T"。
-    这个数 s = ∂loss/∂log π(a | c) 由链式法则从每一块的导数拼出来：
-        s = w · ∂l/∂ρ · ρ            （替代损失：∂ρ/∂log π = ρ；losses.clipped_surrogate 给出 ∂l/∂ρ）
-          + β · w · ∂k/∂log π        （KL 惩罚：losses.kl_estimator 给出 ∂k/∂log π）
-    再用 np.bincount 按情境一次加起来（table_grad）；熵奖励直接给出对 logits 的导数（losses.entropy）。
-    这里不写任何一个公式：只调用 losses 里的函数（学生改了那里的函数，训练就跟着变，测试检查了这一点）。
+    这个数 s = ∂loss/∂log π(a | c) 由 objective.rl_objective 从 losses 里每一块的导数拼出来（小 transformer 用的
+    也是它）；这里用 np.bincount 按情境一次加起来（_table_grad）；熵奖励的 ∂loss/∂H 乘 losses.entropy 给出的 ∂H/∂logits。
+    这里不写任何一个公式（学生改了 losses 里的函数，训练就跟着变，测试检查了这一点）。
 """
 
 import functools
@@ -19,7 +17,7 @@ from ..arithmetic import CONTEXTS
 from ..policy import base_logit_table, log_softmax_rows, softmax_rows
 from ..sampler import Rollouts
 from ..trainable import check_trainable
-from . import losses
+from . import losses, objective
 from .config import RLConfig, resolve_config
 
 _N_CTX = len(CONTEXTS)
@@ -69,21 +67,21 @@ def _table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0):
 
 
 class StepBatch(NamedTuple):
-    """一批解答的有效步，展开成长度 N 的数组（按行、按步的顺序，和 rollouts.mask 一致）。"""
-    contexts: np.ndarray      # 每步的情境下标
-    actions: np.ndarray       # 选中的做法
-    old_prob: np.ndarray      # 采样时这个做法的概率 π_old(a | c)
-    advantage: np.ndarray     # 这一步的优势 A
-    weight: np.ndarray        # 聚合权重 w（losses.aggregation_weights）
-    mask: np.ndarray = None   # (B, L) 哪些步存在（GSPO 要按解答把步放回去）
-    tis: np.ndarray = None    # 截断的重要性比率 min(π_old / π_behaviour, C)（陈旧采样时；None = 1）
+    """一批解答，排成 (B, L) 的数组（每次更新都用它，只需做一次）。mask 外的 old_logp、advantage 是 0。"""
+    ctx: np.ndarray           # (B, L) 每步的情境下标
+    actions: np.ndarray       # (B, L) 选中的做法
+    mask: np.ndarray          # (B, L) 哪些步存在
+    old_logp: np.ndarray      # (B, L) 采样时这个做法的对数概率 log π_old(a | c)
+    advantage: np.ndarray     # (B, L) 这一步的优势 A
+    max_len: int = None       # 常数聚合的 L_max
+    tis: np.ndarray = None    # (B, L) 截断的重要性比率 min(π_old / π_behaviour, C)（陈旧采样时；None = 1）
 
 
-def step_batch(rollouts, advantages, loss_agg="seq-mean", max_len=None, check=True):
+def step_batch(rollouts, advantages, max_len=None, check=True):
     """
-    把 Rollouts 和优势展开成 StepBatch（每次更新都用它，只需做一次）。
+    把 Rollouts 和优势排成 StepBatch（每次更新都用它，只需做一次）。
 
-    【参数】rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；loss_agg：聚合方式；max_len：常数聚合的 L_max；
+    【参数】rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；max_len：常数聚合的 L_max；
         check：是否检查优势里有没有 NaN
     """
     _check_rollouts(rollouts)
@@ -92,18 +90,28 @@ def step_batch(rollouts, advantages, loss_agg="seq-mean", max_len=None, check=Tr
         adv = np.asarray(advantages, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"advantages 必须是数的数组，收到 {advantages!r}") from None
-    B = mask.shape[0]
-    if adv.shape == (B,):
-        adv_steps = np.repeat(adv, mask.sum(axis=1))   # 每行的有效步在最前面，按行展开的顺序和 mask 一致
-    elif adv.shape == mask.shape:
-        adv_steps = adv[mask]
-    else:
-        raise ValueError(f"advantages 的形状必须是 ({B},) 或 {mask.shape}，收到 {adv.shape}")
-    if check and not np.all(np.isfinite(adv_steps)):
+    if adv.shape == mask.shape[:1]:
+        adv = np.broadcast_to(adv[:, None], mask.shape)
+    elif adv.shape != mask.shape:
+        raise ValueError(f"advantages 的形状必须是 ({mask.shape[0]},) 或 {mask.shape}，收到 {adv.shape}")
+    if check and not np.all(np.isfinite(adv[mask])):
         raise ValueError("advantages 里有 NaN 或无穷")
-    weight = losses.aggregation_weights(mask, loss_agg, max_len)[mask]
-    contexts, actions = rollouts.ctx[mask], rollouts.actions[mask]
-    return StepBatch(contexts, actions, rollouts.probs[mask][np.arange(len(actions)), actions], adv_steps, weight, mask)
+    return StepBatch(rollouts.ctx, rollouts.actions, mask, np.where(mask, rollouts.logp, 0.0),
+                     np.where(mask, adv, 0.0), max_len)
+
+
+def stale_steps(steps, params, base, cfg):
+    """
+    陈旧采样（staleness = k）：π_old 换成这次迭代开始时的策略，每步再乘 min(π_old / π_behaviour, tis_cap)。
+
+    【思路】采样用的是 k 次更新之前的参数（π_behaviour，rollouts 里记的概率）；PPO 的比率要相对于现在的 π_old，
+        两者之差由截断的重要性比率（losses.truncated_is_weights）修正。
+    """
+    _check_update(params, base, steps, cfg)
+    m = steps.mask
+    logp_old = np.where(m, np.log(softmax_rows(base + params, cfg.temperature))[steps.ctx, steps.actions], 0.0)
+    tis = np.where(m, losses.truncated_is_weights(logp_old, steps.old_logp, cfg.tis_cap), 0.0)
+    return steps._replace(old_logp=logp_old, tis=tis)
 
 
 class LossResult(NamedTuple):
@@ -120,111 +128,48 @@ class LossResult(NamedTuple):
 
 def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True):
     """
-    一次更新的损失和梯度：替代损失 + β·KL − c_H·熵，全部调用 losses 里的函数（见模块说明）。
+    一次更新的损失和对 Δ 的梯度：损失由 objective.rl_objective 拼出，这里只做玩具的链式法则（见模块说明）。
 
     【参数】params：Δ (12, 3)；base：base_logit_table；steps：StepBatch；cfg：RLConfig；
-        ref_logp：(N,) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
+        ref_logp：(B, L) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
         want_kl_est：是否顺便算 KL 估计的平均（policy_loss 要，训练循环自己在采样时算）
     【返回】LossResult
     【边界】参数类型或形状不对时报中文的 TypeError / ValueError。
     """
+    _check_update(params, base, steps, cfg)
+    T, m = cfg.temperature, steps.mask
+    logits = base + params
+    pi = softmax_rows(logits, T)                # 和采样器同一个函数：参数没变时 ρ 恰好是 1
+    ctx, act = steps.ctx[m], steps.actions[m]
+    logp = np.zeros(m.shape)
+    logp[m] = np.log(pi[ctx, act])
+    H = ent = None
+    if cfg.entropy_coef != 0:
+        ent = losses.entropy(pi, log_softmax_rows(logits, T), T)
+        H = np.zeros(m.shape)
+        H[m] = ent.value[ctx]
+    obj = objective.rl_objective(logp, steps.old_logp, steps.advantage, m, cfg, ref_logp=ref_logp, entropy=H,
+                                 tis=steps.tis, max_len=steps.max_len, surrogate_fn=surrogate_fn,
+                                 want_kl_est=want_kl_est)
+    grad = _table_grad(ctx, act, obj.dloss_dlogp[m], pi, T)
+    if ent is not None:                         # ∂loss/∂Δ_c += Σ_{t: c_t = c} e_t · ∂H_c/∂Δ_c
+        grad = grad + np.bincount(ctx, weights=obj.dloss_dentropy[m], minlength=_N_CTX)[:, None] * ent.dlogits
+    return LossResult(obj.loss, grad, obj.surrogate, obj.kl_term, obj.entropy_term, obj.clip_low, obj.clip_high,
+                      obj.kl_est)
+
+
+def _check_update(params, base, steps, cfg):
     if not isinstance(cfg, RLConfig):
         raise TypeError(f"cfg 必须是 RLConfig，收到 {type(cfg).__name__}")
     if not isinstance(steps, StepBatch):
         raise TypeError(f"steps 必须是 StepBatch（step_batch(...) 的结果），收到 {type(steps).__name__}")
     if np.shape(params) != (_N_CTX, 3) or np.shape(base) != (_N_CTX, 3):
         raise ValueError(f"params 和 base 的形状必须是 ({_N_CTX}, 3)，收到 {np.shape(params)}、{np.shape(base)}")
-    if np.shape(ref_logp) != steps.contexts.shape:
-        raise ValueError(f"ref_logp 的形状必须是 {steps.contexts.shape}（每个有效步一个数），收到 {np.shape(ref_logp)}")
-    T = cfg.temperature
-    logits = base + params
-    pi = softmax_rows(logits, T)                # 和采样器同一个函数：参数没变时 ρ 恰好是 1
-    ctx, act, w = steps.contexts, steps.actions, steps.weight
-    ratio = pi[ctx, act] / steps.old_prob
-    eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
-    need_log = cfg.beta > 0 or cfg.entropy_coef != 0 or want_kl_est or cfg.policy_loss == "cispo"
-    logpi = log_softmax_rows(logits, T) if need_log else None
-    if surrogate_fn is not None:
-        surr = _custom_surrogate(surrogate_fn, ratio, steps.advantage, eps_low, eps_high)
-    elif cfg.policy_loss == "gspo":
-        surr = _gspo(steps, np.log(ratio), cfg)
-    elif cfg.policy_loss == "cispo":
-        surr = losses.cispo_surrogate(ratio, steps.advantage, logpi[ctx, act], eps_low, eps_high, cfg.cispo_clip)
-    else:
-        surr = losses.clipped_surrogate(ratio, steps.advantage, eps_low, eps_high, validate=False,
-                                        clip_ratio_c=cfg.clip_ratio_c)
-    wl = w if steps.tis is None else w * steps.tis          # 陈旧采样：每步损失再乘截断的重要性比率
-    surrogate = float(wl @ surr.loss)
-    if getattr(surr, "dloss_dlogp", None) is not None:
-        dloss_dlogp = wl * surr.dloss_dlogp
-    else:
-        dloss_dlogp = wl * surr.dloss_dratio * ratio        # ∂ρ/∂log π = ρ
-    kl_term, kl_est = 0.0, math.nan
-    if len(ctx) and want_kl_est:                           # 记录用：不夹的估计
-        kl_est = float(losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator).value.mean())
-    if len(ctx) and cfg.beta > 0:                          # 损失里的 KL：k3 像 verl 一样夹在 ≤ KL_CLAMP
-        clamp = losses.KL_CLAMP if cfg.kl_estimator == "k3" else None
-        kl = losses.kl_estimator(logpi[ctx, act], ref_logp, cfg.kl_estimator, clamp)
-        kl_term = cfg.beta * float(w @ kl.value)
-        dloss_dlogp = dloss_dlogp + cfg.beta * w * kl.dvalue_dlogp
-    grad = _table_grad(ctx, act, dloss_dlogp, pi, T)
-    entropy_term = 0.0
-    if cfg.entropy_coef != 0 and len(ctx):
-        ent = losses.entropy(pi, logpi, T)
-        weight_per_context = np.bincount(ctx, weights=w, minlength=_N_CTX)
-        entropy_term = -cfg.entropy_coef * float(w @ ent.value[ctx])
-        grad = grad - cfg.entropy_coef * weight_per_context[:, None] * ent.dlogits
-    n = max(len(ctx), 1)
-    return LossResult(surrogate + kl_term + entropy_term, grad, surrogate, kl_term, entropy_term,
-                      np.count_nonzero(surr.clipped_low) / n, np.count_nonzero(surr.clipped_high) / n, kl_est)
-
-
-def _gspo(steps, log_ratio, cfg):
-    """GSPO：把每步的 log ρ 放回 (B, L)，调用 losses.gspo_surrogate，再展开成每个有效步。"""
-    if steps.mask is None:
-        raise ValueError("policy_loss=\"gspo\" 需要 StepBatch.mask（step_batch 会填好）")
-    m = steps.mask
-    dense = np.zeros(m.shape)
-    dense[m] = log_ratio
-    adv = np.zeros(m.shape)
-    adv[m] = steps.advantage
-    surr = losses.gspo_surrogate(dense, adv, m, cfg.seq_eps_low, cfg.seq_eps_high)
-    out = losses.Surrogate(surr.loss[m], surr.clipped_low[m], surr.clipped_high[m])   # 展开的顺序和 StepBatch 一致
-    out.dloss_dlogp = surr.dloss_dlogp[m]
-    return out
 
 
 def _check_rollouts(rollouts):
     if not isinstance(rollouts, Rollouts):
         raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
-
-
-def _custom_surrogate(fn, ratio, adv, eps_low, eps_high):
-    """学生写的替代损失：值从它来，∂l/∂ρ 用中心差分（h = 1e-6；损失对 ρ 分段线性，所以几乎精确）。"""
-    loss, low, high = _call_surrogate(fn, ratio, adv, eps_low, eps_high)
-    h = 1e-6
-    plus = _call_surrogate(fn, ratio + h, adv, eps_low, eps_high)[0]
-    minus = _call_surrogate(fn, ratio - h, adv, eps_low, eps_high)[0]
-    out = losses.Surrogate(loss, low, high)
-    out.dloss_dratio = (plus - minus) / (2 * h)
-    return out
-
-
-def _call_surrogate(fn, ratio, adv, eps_low, eps_high):
-    out = fn(ratio, adv, eps_low, eps_high)
-    if isinstance(out, tuple) and len(out) == 3:
-        loss, low, high = out
-        low = np.zeros(ratio.shape, bool) if low is None else np.asarray(low, dtype=bool)
-        high = np.zeros(ratio.shape, bool) if high is None else np.asarray(high, dtype=bool)
-    else:
-        loss, low, high = out, np.zeros(ratio.shape, bool), np.zeros(ratio.shape, bool)
-    loss = np.asarray(loss, dtype=float)
-    if loss.shape != ratio.shape or low.shape != ratio.shape or high.shape != ratio.shape:
-        raise ValueError(f"surrogate_fn 必须返回和 ratio 形状相同的 (每步损失, 下界裁剪, 上界裁剪)，"
-                         f"ratio 的形状是 {ratio.shape}，收到损失的形状 {loss.shape}")
-    if not np.all(np.isfinite(loss)):
-        raise ValueError("surrogate_fn 返回的损失里有 NaN 或无穷")
-    return loss, low, high
 
 
 def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, max_len=None, surrogate_fn=None):
@@ -249,13 +194,13 @@ def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, ma
     """
     cfg = resolve_config(config)
     check_trainable(model)
-    steps = step_batch(rollouts, advantages, cfg.loss_agg, max_len)
+    steps = step_batch(rollouts, advantages, max_len)
     base = base_logit_table(model.size)
     ref = np.zeros((_N_CTX, 3)) if ref_params is None else np.asarray(ref_params, dtype=float)
     if ref.shape != (_N_CTX, 3) or not np.all(np.isfinite(ref)):
         raise ValueError(f"ref_params 必须是形状 ({_N_CTX}, 3) 的有限数组，收到形状 {ref.shape}")
-    ref_logp = log_softmax_rows(base + ref, cfg.temperature)[steps.contexts, steps.actions]
+    ref_logp = log_softmax_rows(base + ref, cfg.temperature)[steps.ctx, steps.actions]
     return loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn)
 
 
-__all__ = ["LossResult", "StepBatch", "loss_and_grad", "policy_loss", "score_vectors", "step_batch"]
+__all__ = ["LossResult", "StepBatch", "loss_and_grad", "policy_loss", "score_vectors", "stale_steps", "step_batch"]

@@ -5,7 +5,7 @@ RL 的训练循环：采样 → 过滤 → 优势 → μ 次更新 → 记录（
         1. 采样：随机挑 batch_problems 道题，每道题让模型做 group_size 遍（一"组"，filtering.draw_groups）；
         2. 过滤：开了动态采样就丢掉奖励全相同的组、补采（DAPO）；
         3. 奖励和优势：losses.step_rewards → losses.group_advantages（或学生自己的 advantage_fn）；
-        4. 更新：μ 次，每次 kernel.loss_and_grad 算损失和梯度（它调用 losses 里的公式），优化器走一步；
+        4. 更新：μ 次，每次 kernel.loss_and_grad 算损失和梯度（objective.rl_objective 拼出损失），优化器走一步；
         5. 记录：History 的一行（熵、KL、裁剪比例、路径 pass@1……）。
     这里不写任何损失公式。参数就是 TrainableLLM.params 这个 (12, 3) 数组，原地训练。
 
@@ -209,12 +209,10 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
                     adv = losses.group_advantages(r, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
                                                   None if r.ndim == 1 and cfg.advantage != "reinforce_pp"
                                                   else roll.mask)
-                steps = kernel.step_batch(roll, adv, cfg.loss_agg, max_len, check=False)
+                steps = kernel.step_batch(roll, adv, max_len, check=False)
                 if cfg.staleness:                      # π_old = 这次迭代开始时的策略；权重 min(π_old / π_beh, C)
-                    logp_old = log_softmax_rows(base + model.params, cfg.temperature)[steps.contexts, steps.actions]
-                    steps = steps._replace(old_prob=np.exp(logp_old), tis=losses.truncated_is_weights(
-                        logp_old, np.log(steps.old_prob), cfg.tis_cap))
-                ref_logp = ref_logp_table[steps.contexts, steps.actions]
+                    steps = kernel.stale_steps(steps, model.params, base, cfg)
+                ref_logp = ref_logp_table[steps.ctx, steps.actions]
                 stats, vlosses = [], []
                 for _ in range(cfg.mu):
                     res = kernel.loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn,

@@ -7,11 +7,11 @@ RL 损失里的每一个公式，值和导数写在一起（第 6 讲"优势、�
         loss    = Σ_{i,t} w_{i,t} [ l_{i,t} + β k(π_θ, π_ref) − c_H H(π_θ(· | c_t)) ]      w：聚合权重
     这里每个函数只管一块，输入是普通的 numpy 数组：每步的量可以是任意形状，聚合用 (B, L) 加 mask。
     它们不知道玩具模型是什么 —— 玩具的引擎（kernel.py）和以后的小 transformer 调用的是同一批函数。
-    每个公式旁边就是它的导数：clipped_surrogate(...).dloss_dratio、kl_estimator(...).dvalue_dlogp、
-    entropy(...).dlogits，引擎用链式法则把它们接起来，不再另写一遍。
+    每个公式旁边就是它的导数：clipped_surrogate(...).dloss_dlogp、kl_estimator(...).dvalue_dlogp、
+    entropy(...).dlogits；objective.rl_objective 把它们拼成一次更新的损失（玩具和小 transformer 共用）。
 【第 6 讲 8.5–8.9 节】dual-clip（clipped_surrogate 的 clip_ratio_c）、GSPO（gspo_surrogate）、CISPO（cispo_surrogate）、
     REINFORCE++（group_advantages 的 "reinforce_pp"）、verl / TRL 的聚合名字（AGGREGATION_TABLE）、
-    截断的重要性比率（truncated_is_weights）。新的替代损失返回 Surrogate，并挂上 dloss_dlogp（对本步 log π 的导数）。
+    截断的重要性比率（truncated_is_weights）。每个替代损失都返回 Surrogate，并挂上 dloss_dlogp（对本步 log π 的导数）。
     价值表和 GAE 在 critic.py。
 """
 
@@ -227,8 +227,8 @@ class Surrogate(_SurrogateFields):
     """
     clipped_surrogate 的结果：每步的损失、哪些步在下界被裁剪、哪些步在上界被裁剪（可以解包成这 3 个）。
 
-    【属性】dloss_dratio：每步损失对 ρ 的导数 ∂l/∂ρ（不算在解包的 3 个里面；自己构造的 Surrogate 没有它时是 None）；
-        dloss_dlogp：每步损失对本步 log π_θ 的导数（GSPO、CISPO 给出它；有它时引擎直接用它，不再用 ∂l/∂ρ · ρ）
+    【属性】（不算在解包的 3 个里面）dloss_dlogp：每步损失对本步 log π_θ 的导数 —— 每个替代损失都给出它，
+        objective.rl_objective 只用它；dloss_dratio：对 ρ 的导数 ∂l/∂ρ（PPO 的裁剪损失给出，∂l/∂log π = ∂l/∂ρ · ρ）
     """
     dloss_dratio = None
     dloss_dlogp = None
@@ -252,7 +252,8 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
     【参数】ratio：ρ 数组；adv：A 数组（形状相同或可广播）；eps_low、eps_high：≥ 0（可以是 inf 表示不裁剪）；
         validate：是否检查参数（引擎内部调用时为 False：学习率极大时 π_θ 可能下溢成 0，ρ = 0 也照样算）；
         clip_ratio_c：dual-clip 的界 c（> 1），None 表示不用
-    【返回】Surrogate(loss, clipped_low, clipped_high)，和 ratio 同形状；另有属性 .dloss_dratio（∂l/∂ρ）。
+    【返回】Surrogate(loss, clipped_low, clipped_high)，和 ratio 同形状；另有属性 .dloss_dratio（∂l/∂ρ）和
+        .dloss_dlogp = ∂l/∂ρ · ρ（对本步 log π 的导数，因为 ∂ρ/∂log π = ρ）。
         clipped_low = (ρ < 1 − ε_low) & (A < 0)，clipped_high = (ρ > 1 + ε_high) & (A > 0)
         （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）；
         用 dual-clip 时还有属性 .dual_clipped = (A < 0) & (−cA < 原来的损失)（verl 记录为 pg_clipfrac_lower）
@@ -291,12 +292,13 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
     dloss = np.where(low | high, 0.0, -a)
     if clip_ratio_c is None:
         out = Surrogate(loss, low, high)
-        out.dloss_dratio = dloss
-        return out
-    dual = (a < 0) & (-clip_ratio_c * a < loss)
-    out = Surrogate(np.where(dual, -clip_ratio_c * a, loss), low, high)
-    out.dloss_dratio = np.where(dual, 0.0, dloss)
-    out.dual_clipped = dual
+    else:
+        dual = (a < 0) & (-clip_ratio_c * a < loss)
+        out = Surrogate(np.where(dual, -clip_ratio_c * a, loss), low, high)
+        dloss = np.where(dual, 0.0, dloss)
+        out.dual_clipped = dual
+    out.dloss_dratio = dloss
+    out.dloss_dlogp = dloss * rho                     # ∂ρ/∂log π = ρ
     return out
 
 
