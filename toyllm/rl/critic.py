@@ -109,12 +109,13 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
 
 def outcome_step_rewards(outcome, mask):
     """
-    结果奖励 (B,) 放到每份解答的最后一步，得到 (B, L) 的每步奖励（GAE 用；verl 的 token_level_rewards 也这样放）。
+    结果奖励 (B,) 放到每份解答的最后一步（mask 里最后一个 True），得到 (B, L) 的每步奖励（GAE 用；
+    verl 的 token_level_rewards 也这样放）。小 transformer 的 mask 从 prompt 之后才开始，也适用。
 
     【例子】outcome_step_rewards([1.0], [[True, True, False]]) → [[0, 1, 0]]
     """
     m = np.asarray(mask, bool)
-    last = m.sum(axis=1) - 1
+    last = m.shape[1] - 1 - np.argmax(m[:, ::-1], axis=1)
     out = np.zeros(m.shape)
     out[np.arange(len(last)), last] = np.asarray(outcome, float)
     return out
