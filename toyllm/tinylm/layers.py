@@ -4,6 +4,7 @@
 【思路】pre-LayerNorm 的因果 transformer：x_0 = E[o_t] + P[t]；每层 x ← x + Attn(LN(x))，x ← x + MLP(LN(x))；
     z = LN(x) W_out。每个前向返回 (输出, cache)，反向拿 cache 和 ∂loss/∂输出，返回 ∂loss/∂输入 和参数的梯度。
     记号（第 6 讲）：x 是残差流，LN 是层归一化，Q、K、V 是查询、键、值，P 是注意力概率，z 是输出 logits。
+    注意力里的 softmax 和输出层的 log-softmax 在 toyllm.logits（玩具的概率表也用这两个函数）。
 """
 
 import math
@@ -11,6 +12,7 @@ import math
 import numpy as np
 
 from ..logits import softmax
+
 
 def layer_norm(x, g, b, eps=1e-5):
     """LN(x) = g ⊙ x̂ + b，x̂ = (x − μ) / √(σ² + eps)（μ、σ² 是最后一维的均值、方差）。返回 (y, cache)。"""
