@@ -13,15 +13,19 @@ PKG = Path(__file__).resolve().parent.parent / "toyllm"
 
 # 从下到上。同一层的模块可以互相导入（但不能成环）；上层可以导入下层；下层导入上层就是错的。
 LAYERS = [
-    ("基础：参数检查、文字、题目、BLAS 内核", ["_checks", "text", "display", "estimators", "arithmetic", "problems", "blas"]),
+    ("基础：参数检查、文字、题目、BLAS 内核、softmax、优化器", ["_checks", "text", "display", "estimators", "arithmetic",
+                                                  "problems", "blas", "logits", "optim"]),
     ("模型", ["toy_llm"]),
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
     ("采样、精确计算", ["sampler", "exact"]),
     ("训练记录、RL 的配置和公式（不知道玩具模型）", ["history", "rl.config", "rl.losses", "rl.critic", "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
-    ("评估、画图、保存、命令行；小 transformer", ["evaluation", "plotstyle", "plots", "checkpoint", "demo", "bench", "train_cli", "tinylm",
-                        "doctor"]),
+    ("评估、画图、保存、命令行", ["evaluation", "plotstyle", "plots", "checkpoint", "demo", "bench", "train_cli", "doctor"]),
+    ("小 transformer：题目写成文字", ["tinylm.text"]),
+    ("小 transformer：各层（前向和反向）", ["tinylm.layers"]),
+    ("小 transformer：模型、生成、保存", ["tinylm.model"]),
+    ("小 transformer：训练、分析", ["tinylm.analysis", "tinylm.train", "tinylm"]),
     ("界面、作业、入口", ["widgets", "homework", "homework.checks", "__main__", ""]),
 ]
 LAYER_OF = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}

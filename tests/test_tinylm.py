@@ -121,7 +121,7 @@ def test_step_errors_sorts_each_wrong_step_into_the_toys_procedures(monkeypatch)
                tl.write_number(95) + "$",                                  # 十位多 1：粗心
                tl.write_number(85) + "$",                                  # 对
                "12x$"]                                                     # 不是数：别的
-    monkeypatch.setattr(tl, "greedy", lambda model, prompts: written[:len(prompts)])
+    monkeypatch.setattr(tl.analysis, "greedy", lambda model, prompts: written[:len(prompts)])
     counts = tl.step_errors(tl.TinyLM(d=8, heads=2, layers=1, context=25), problems)
     add1 = ("add", 0.7)
     assert counts == {add1: {"steps": 3, "correct": 1, "bug": 1, "careless": 1, "other": 0},

@@ -29,6 +29,13 @@ from toyllm import tinylm as tl  # noqa: E402
 from tools.bench_eval import median_time  # noqa: E402
 
 
+def timed(fn, *args, **kwargs):
+    """(fn(*args, **kwargs), 用了几秒)。"""
+    t0 = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0
+
+
 def run_seed(seed, sft_steps, rl_iters):
     """一个种子：SFT 前后、RL 前后的准确率（贪心 / 采样），和总用时。"""
     model = tl.TinyLM(seed=seed)
@@ -39,10 +46,10 @@ def run_seed(seed, sft_steps, rl_iters):
         return tl.accuracy(model, heldout), tl.accuracy(model, heldout, 1.0, np.random.default_rng(seed))
 
     row = {"初始": acc()}
-    _, t_sft = tl.timed(tl.sft, model, train, steps=sft_steps, batch_size=64, lr=3e-3, seed=seed)
+    _, t_sft = timed(tl.sft, model, train, steps=sft_steps, batch_size=64, lr=3e-3, seed=seed)
     row["SFT 后"] = acc()
     sft_model = model.copy()
-    _, t_rl = tl.timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=rl_iters, seed=seed))
+    _, t_rl = timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=rl_iters, seed=seed))
     row["GRPO 后"] = acc()
     return row, t_sft, t_rl, sft_model, train
 
@@ -60,9 +67,9 @@ def run_cot(seed, reversed_digits, sft_steps, rl_iters):
     def acc():
         return tl.accuracy(model, heldout), tl.accuracy(model, heldout, 1.0, np.random.default_rng(0))
 
-    _, t_sft = tl.timed(tl.sft, model, train, steps=sft_steps, seed=seed)
+    _, t_sft = timed(tl.sft, model, train, steps=sft_steps, seed=seed)
     row = {"SFT 后": acc()}
-    _, t_rl = tl.timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=rl_iters, seed=seed))
+    _, t_rl = timed(tl.rl_train, model, train, tl.tiny_config("grpo", iterations=rl_iters, seed=seed))
     row["GRPO 后"] = acc()
     return row, t_sft, t_rl
 

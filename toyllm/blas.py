@@ -8,9 +8,11 @@
     内核由环境变量 OPENBLAS_CORETYPE 决定，必须在 numpy 载入之前设好：Makefile 的每个目标（make lab 启动的
     JupyterLab 和它的内核也一样）、tests 的 conftest.py、tools/build_notebooks.py 都设了它。
     别的 CPU（例如 Apple 芯片）上 notebook 08 照样能运行，数字会略有不同，结论应当一样。
-【注意】这个模块不 import numpy（要在 numpy 载入之前用）。
+    另一件事：小 transformer 的矩阵很小，BLAS 只用一个线程更快，求和顺序也固定（one_blas_thread）。
+【注意】这个模块不在载入时 import numpy 和 threadpoolctl（要在 numpy 载入之前用）。
 """
 
+import functools
 import os
 import platform
 import sys
@@ -53,4 +55,20 @@ def blas_kernel():
     return None
 
 
-__all__ = ["BLAS_CORETYPE", "blas_kernel", "is_x86_64", "pin_blas_kernel"]
+def one_blas_thread(fn):
+    """
+    让 fn 运行时 BLAS 只用一个线程（threadpoolctl）。
+
+    【思路】小 transformer 的矩阵很小（64 × 256）：多线程的开销比计算还大，几个进程抢 2 个核时一步会慢 6 倍；
+        单线程时矩阵乘法的求和顺序也固定，同一个种子每次得到逐位相同的结果。
+    【Python 小知识】functools.wraps 让包过的函数保留原来的名字和文档。
+    """
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        from threadpoolctl import threadpool_limits        # 到调用时才载入（这个模块不能先载入 numpy）
+        with threadpool_limits(1, user_api="blas"):
+            return fn(*args, **kwargs)
+    return wrapped
+
+
+__all__ = ["BLAS_CORETYPE", "blas_kernel", "is_x86_64", "one_blas_thread", "pin_blas_kernel"]

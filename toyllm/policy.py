@@ -15,6 +15,7 @@ import numpy as np
 
 from ._checks import as_int, as_real
 from .arithmetic import CONTEXTS
+from .logits import log_softmax, softmax
 from .toy_llm import NO_COT_PENALTY, ToyLLM, base_logits
 from .trainable import TrainableLLM
 
@@ -89,18 +90,13 @@ def softmax_rows(logits, temperature=1.0):
         out = np.zeros_like(logits)
         np.put_along_axis(out, np.argmax(logits, axis=-1)[..., None], 1.0, axis=-1)
         return out
-    z = logits / temperature
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    return softmax(logits / temperature)
 
 
 def log_softmax_rows(logits, temperature=1.0):
     """对最后一维做 log softmax(logits / temperature)（temperature > 0），比 log(softmax_rows(...)) 更稳。"""
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
-    z = _as_logits(logits) / temperature
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    return log_softmax(_as_logits(logits) / temperature)
 
 
 def _as_logits(logits):

@@ -22,6 +22,7 @@ import numpy as np
 from ..arithmetic import CONTEXTS
 from ..exact import CorrectPaths, correct_paths, exact_pass_at_1
 from ..history import History
+from ..optim import SGD, Adam
 from ..policy import base_logit_table, log_softmax_rows
 from ..problems import default_problems
 from ..sampler import prepare_problems
@@ -39,30 +40,6 @@ CRITIC_COLUMNS = ("value_err", "value_loss")
 """advantage="gae" 时多出的两列：价值表对精确价值 V* 的均方根误差（这次采样经过的状态，更新前；只对结果奖励），
 价值损失 ½(V − 回报)²（μ 次平均）。"""
 CRITIC_HEADERS = {"value_err": "V误差", "value_loss": "价值损失"}
-
-
-class Optimizer:
-    """
-    把梯度变成参数的改变量：params −= optimizer.step(grad)。
-
-    【参数】kind："sgd"：lr × 梯度（朴素梯度下降）；"adam"：Adam（β1 = 0.9，β2 = 0.999，ε = 1e-8，
-        和 torch.optim.AdamW 去掉权重衰减相同）；lr：学习率；shape：参数的形状
-    """
-
-    def __init__(self, kind, lr, shape=(len(CONTEXTS), 3)):
-        self.kind, self.lr, self.t = kind, lr, 0
-        self.m = np.zeros(shape)
-        self.v = np.zeros(shape)
-
-    def step(self, grad):
-        if self.kind == "sgd":
-            return self.lr * grad
-        self.t += 1
-        self.m = 0.9 * self.m + 0.1 * grad
-        self.v = 0.999 * self.v + 0.001 * grad * grad
-        m_hat = self.m / (1 - 0.9 ** self.t)
-        v_hat = self.v / (1 - 0.999 ** self.t)
-        return self.lr * m_hat / (np.sqrt(v_hat) + 1e-8)
 
 
 def _mean_reward(rewards, mask):
@@ -153,11 +130,11 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
         "surrogate_fn": getattr(surrogate_fn, "__name__", "custom") if surrogate_fn else None,
     }, CRITIC_HEADERS if use_critic else None)
     samples, it, updates_done, short = 0, 0, 0, 0
-    optimizer = Optimizer(cfg.optimizer, cfg.lr)
+    optimizer = (Adam if cfg.optimizer == "adam" else SGD)(model.params, cfg.lr)
     if use_critic:                                     # 价值表 V[t, c, ok]，拉平存放；自己的 Adam
         shape = critic.table_shape(batch.mask.shape[1])
         table = np.zeros(int(np.prod(shape)))
-        critic_opt = Optimizer("adam", cfg.critic_lr, table.shape)
+        critic_opt = Adam(table, cfg.critic_lr)
         train_paths = correct_paths(batch) if cfg.reward == "outcome" else None
     snapshots = [model.params.copy()] if cfg.staleness else None       # 最近 k + 1 次的参数（陈旧采样用）
     try:
@@ -218,11 +195,11 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
                     res = kernel.loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn,
                                                want_kl_est=False)
                     stats.append((res.loss, float(np.linalg.norm(res.grad)), res.clip_low, res.clip_high))
-                    model.params -= optimizer.step(res.grad)
+                    optimizer.step(model.params, res.grad)
                     updates_done += 1
                     if use_critic:                     # 价值表也走一步：½(V − 回报)² 的梯度
                         vl, dv = critic.value_loss(np.where(roll.mask, table[idx], 0.0), returns, roll.mask)
-                        table -= critic_opt.step(cfg.vf_coef * critic.table_gradient(idx, dv, roll.mask, table.size))
+                        critic_opt.step(table, cfg.vf_coef * critic.table_gradient(idx, dv, roll.mask, table.size))
                         vlosses.append(vl)
                     if cfg.staleness:
                         snapshots = (snapshots + [model.params.copy()])[-(cfg.staleness + 1):]
@@ -253,4 +230,4 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
     return hist
 
 
-__all__ = ["CRITIC_COLUMNS", "Optimizer", "RL_COLUMNS", "train"]
+__all__ = ["CRITIC_COLUMNS", "RL_COLUMNS", "train"]
