@@ -296,3 +296,108 @@ def test_lecture_claims_about_the_toy_problems_match_notebook_08():
     assert max(gains) > 0.1                                           # 会一些的情境里 GRPO 有提高
     sft, rl = re.search(r"贪心准确率 ([\d.]+) → ([\d.]+)", text).groups()
     assert float(rl) > float(sft)
+
+
+# ---- 每个预设在网络上都起作用（一个目标函数：toyllm.rl.objective）----
+def _spy_calls(monkeypatch, module, names, calls):
+    """把 module 里的这些函数换成记录调用（名字, 位置参数, 关键字参数）再转发的版本，记在 calls 里。"""
+    for name in names:
+        real = getattr(module, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            calls.append((_name, args, kwargs))
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(module, name, spy)
+
+
+def _arg(call, position, name):
+    _, args, kwargs = call
+    return kwargs[name] if name in kwargs else args[position] if len(args) > position else None
+
+
+# 每个预设：它自己的那个函数被调用了，而且参数是预设给的
+PRESET_REACHES = {
+    "reinforce": lambda c: any(n == "group_advantages" and _arg((n, a, k), 2, "method") == "none" for n, a, k in c),
+    "rloo": lambda c: any(n == "group_advantages" and _arg((n, a, k), 2, "method") == "rloo" for n, a, k in c),
+    "grpo": lambda c: any(n == "group_advantages" and _arg((n, a, k), 2, "method") == "grpo" for n, a, k in c),
+    "dr_grpo": lambda c: any(n == "aggregation_weights" and _arg((n, a, k), 1, "how") == "constant" for n, a, k in c),
+    "ppo": lambda c: any(n == "kl_estimator" and _arg((n, a, k), 3, "clamp") is not None for n, a, k in c),
+    "dapo": lambda c: any(n == "clipped_surrogate" and _arg((n, a, k), 3, "eps_high") == 0.28 for n, a, k in c),
+    "ppo_critic": lambda c: any(n == "gae" for n, a, k in c) and any(n == "value_loss" for n, a, k in c),
+    "ppo_dual_clip": lambda c: any(n == "clipped_surrogate" and k.get("clip_ratio_c") == 3.0 for n, a, k in c),
+    "gspo": lambda c: any(n == "gspo_surrogate" for n, a, k in c),
+    "cispo": lambda c: any(n == "cispo_surrogate" for n, a, k in c),
+    "reinforce_pp": lambda c: any(n == "reinforce_pp_advantages" for n, a, k in c),
+    "grpo_async": lambda c: any(n == "truncated_is_weights" for n, a, k in c),
+}
+
+
+def test_every_preset_reaches_its_own_function_on_the_network(sft_model, monkeypatch):
+    """每个预设在网络上调用它自己的函数（GSPO → gspo_surrogate、异步 → truncated_is_weights ……），参数是预设给的。"""
+    from toyllm.rl import PRESETS, critic
+    assert set(PRESET_REACHES) == set(PRESETS)
+    model, train, _ = sft_model
+    for name, reached in PRESET_REACHES.items():
+        with monkeypatch.context() as mp:
+            calls = []
+            _spy_calls(mp, losses, ["group_advantages", "aggregation_weights", "kl_estimator", "clipped_surrogate",
+                                    "gspo_surrogate", "cispo_surrogate", "reinforce_pp_advantages",
+                                    "truncated_is_weights"], calls)
+            _spy_calls(mp, critic, ["gae", "value_loss"], calls)
+            tl.rl_train(model.copy(), train, tl.tiny_config(name, iterations=3, batch_problems=4, group_size=4))
+        assert reached(calls), name
+
+
+def test_switching_the_preset_changes_the_networks_update(sft_model):
+    """同一个种子、同样的题：每个预设更新出来的权重都和 GRPO（μ 相同时）不同 —— 没有哪个选项被悄悄忽略。"""
+    from toyllm.rl import PRESETS
+    model, train, _ = sft_model
+    small = {"iterations": 3, "batch_problems": 4, "group_size": 4, "lr": 1e-3}
+    weights = {}
+    for name in PRESETS:
+        cfg = tl.tiny_config(name, **small)
+        a = model.copy()
+        tl.rl_train(a, train, cfg)
+        twin = model.copy()                         # GRPO，μ 和这个预设相同
+        tl.rl_train(twin, train, tl.tiny_config("grpo", mu=cfg.mu, **small))
+        weights[name] = a.params
+        if name != "grpo":
+            assert not all(np.array_equal(a.params[k], twin.params[k]) for k in a.params), name
+
+
+def test_network_refuses_options_that_cannot_apply():
+    model = tl.TinyLM(d=16, heads=2, layers=1)
+    train = tl.addition_examples(8)
+    with pytest.raises(ValueError, match="config.reward.*'process'"):
+        tl.rl_train(model, train, tl.tiny_config("grpo", reward="process"))
+    with pytest.raises(ValueError, match="config.optimizer.*'sgd'"):
+        tl.rl_train(model, train, tl.tiny_config("grpo", optimizer="sgd"))
+
+
+def test_both_models_call_the_same_objective(sft_model, monkeypatch):
+    """玩具的 rl.train 和网络的 rl_train 调用的是同一个函数对象 toyllm.rl.objective.rl_objective。"""
+    from toyllm import TrainableLLM
+    from toyllm.rl import default_problems, objective, preset, train as toy_train
+    seen = []
+    real = objective.rl_objective
+
+    def spy(*args, **kwargs):
+        seen.append(args[0].dtype)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(objective, "rl_objective", spy)
+    model, examples, _ = sft_model
+    tl.rl_train(model.copy(), examples, tl.tiny_config("grpo", iterations=1, batch_problems=4, group_size=4))
+    toy_set, held = default_problems(0)
+    toy_train(TrainableLLM(1e9), preset("grpo", iterations=1), toy_set, held)
+    assert np.dtype(np.float32) in seen and np.dtype(np.float64) in seen       # 网络（float32）和玩具（float64）都来过
+
+
+def test_dynamic_sampling_refills_on_the_network(sft_model):
+    """DAPO 的动态采样在网络上也补采（最多 max_draws 批），凑不满时按 on_short。"""
+    model, train, _ = sft_model
+    cfg = tl.tiny_config("dapo", iterations=2, batch_problems=4, group_size=4)
+    hist = tl.rl_train(model.copy(), train, cfg)
+    assert hist.meta["short_batches"] >= 0
+    with pytest.raises(RuntimeError, match="on_short"):
+        tl.rl_train(model.copy(), train[:4], cfg.replace(max_draws=1, on_short="raise", batch_problems=4,
+                                                          group_size=2, temperature=1e-3))

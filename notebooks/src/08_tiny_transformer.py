@@ -166,7 +166,7 @@ plt.show()
 # ## 6. 裁剪和熵：μ > 1、clip-higher
 #
 # $\mu = 1$ 时 $\rho \equiv 1$，裁剪从不发生（第 06 个 notebook）。DAPO 的预设每批更新 $\mu = 4$ 次、
-# 按 token 平均（token-mean）、上界 $\varepsilon_{high} = 0.28$；动态采样在这里只丢掉奖励全相同的组。
+# 按 token 平均（token-mean）、上界 $\varepsilon_{high} = 0.28$；动态采样丢掉奖励全相同的组、再采新题补满（和玩具一样）。
 # 看曲线：被裁剪的 token 比例不再是 0，两条线哪条高？熵（每个 token 上分布的平均熵）在这么短的训练里有没有下降？
 
 # %%

@@ -106,7 +106,8 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
     n = max(int(m.sum()), 1)
     return Objective(surrogate + kl_term + entropy_term, surrogate, kl_term, entropy_term,
                      np.where(m, s, np.asarray(0, dt)), dent,
-                     np.count_nonzero(surr.clipped_low & m) / n, np.count_nonzero(surr.clipped_high & m) / n, kl_est)
+                     int(np.count_nonzero(surr.clipped_low & m)) / n, int(np.count_nonzero(surr.clipped_high & m)) / n,
+                     kl_est)
 
 
 def _surrogate(cfg, ratio, log_ratio, adv, logp, mask, surrogate_fn):

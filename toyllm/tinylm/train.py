@@ -7,6 +7,7 @@
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from ..blas import one_blas_thread
 from ..history import History
 from ..logits import log_softmax
 from ..optim import Adam
-from ..rl import losses
+from ..rl import critic, losses, objective
 from ..rl.config import PRESETS, resolve_config
 from .analysis import accuracy
 from .layers import backward, forward
@@ -129,68 +130,123 @@ def tiny_config(name="grpo", **overrides):
 
 RL_COLUMNS = ["iteration", "reward", "pass1_sampled", "entropy", "kl_est", "clip_low", "clip_high", "zero_std",
               "loss", "greedy"]
+"""rl_train 返回的 History 的列；advantage="gae" 时再加 value_loss（价值头的损失，μ 次平均）。"""
 
 
-def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max_len=None, computed=None):
+def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max_len=None, computed=None, tis=None):
     """
-    一次更新的损失和梯度：每一块都调用 toyllm.rl.losses，网络的反向从 s = ∂loss/∂log π(o_t) 开始。
+    一次更新的损失和梯度：损失由 toyllm.rl.objective.rl_objective 拼出（和玩具同一个函数），这里只做网络的反向。
 
-    【思路】ρ = exp(log π_θ − log π_old)（填充的位置 ρ = 1）；
-            s = w · ∂l/∂ρ · ρ + β · w · ∂k/∂log π         （losses.clipped_surrogate、kl_estimator、aggregation_weights）
-            ∂loss/∂z = s (onehot − π) / T − c_H · w · ∂H/∂z  （losses.entropy）
-        losses 的函数返回 float64，这里先转成 float32 再和网络的数组相乘（否则整步都变成 float64，慢 3 倍）。
-        computed：这组参数上已经算好的 token_logprobs(...) 的结果（μ 次更新的第一次就是采样后算 π_old 的那次前向）
+    【思路】rl_objective 给出 s = ∂loss/∂log π(o_t) 和熵奖励的 e = ∂loss/∂H_t；
+            ∂loss/∂z = s · (onehot(o_t) − π) / T + e · ∂H/∂z        （∂H/∂z 来自 losses.entropy）
+        再交给 layers.backward。数组都是网络的 dtype（float32）：losses 的函数返回 float64，rl_objective 先转回来。
+    【参数】model：TinyLM；inputs、targets、mask：batch_tokens 的结果；adv：(B,) 或 (B, L) 优势；
+        old_logp、ref_logp：(B, L) π_old、π_ref 下每个 token 的对数概率；cfg：RLConfig；max_len：常数聚合的 L_max；
+        computed：这组参数上已经算好的 token_logprobs(...) 的结果（μ 次更新的第一次就是采样后算 π_old 的那次前向）；
+        tis：(B, L) 截断的重要性比率（陈旧采样时）
     【返回】(grads, info)；info = {loss, clip_low, clip_high}
     """
-    dt = model.params["tok"].dtype
-    T = cfg.temperature
+    T, dt = cfg.temperature, model.params["tok"].dtype
     logp, lp, cache = token_logprobs(model, inputs, targets, T) if computed is None else computed
-    w = losses.aggregation_weights(mask, cfg.loss_agg, max_len).astype(dt)
-    ratio = np.where(mask, np.exp(np.where(mask, logp - old_logp, 0)), np.asarray(1, dt))
-    eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
-    surr = losses.clipped_surrogate(ratio, np.broadcast_to(adv[:, None], mask.shape), eps_low, eps_high,
-                                     validate=False)    # 学习率极大时 ρ 可能下溢成 0，照样算（同 rl.kernel）
-    loss = float((w * surr.loss.astype(dt)).sum())
-    s = w * surr.dloss_dratio.astype(dt) * ratio
-    if cfg.beta > 0:
-        clamp = losses.KL_CLAMP if cfg.kl_estimator == "k3" else None
-        kl = losses.kl_estimator(np.where(mask, logp, ref_logp), ref_logp, cfg.kl_estimator, clamp)
-        loss += cfg.beta * float((w * kl.value.astype(dt)).sum())
-        s = s + np.asarray(cfg.beta, dt) * w * kl.dvalue_dlogp.astype(dt)
-    d = dlogits_from_dlogp(s, lp, targets, T)
-    if cfg.entropy_coef != 0:
-        ent = losses.entropy(np.exp(lp), lp, T)
-        loss -= cfg.entropy_coef * float((w * ent.value.astype(dt)).sum())
-        d = d - np.asarray(cfg.entropy_coef, dt) * w[..., None] * ent.dlogits.astype(dt)
-    n = max(int(mask.sum()), 1)
-    info = {"loss": loss, "clip_low": float(np.count_nonzero(surr.clipped_low & mask) / n),
-            "clip_high": float(np.count_nonzero(surr.clipped_high & mask) / n)}
-    return backward(model.params, d, cache), info
+    ent = losses.entropy(np.exp(lp), lp, T) if cfg.entropy_coef != 0 else None
+    obj = objective.rl_objective(logp, old_logp, adv, mask, cfg, ref_logp=ref_logp, tis=tis, max_len=max_len,
+                       entropy=None if ent is None else ent.value.astype(dt))
+    d = dlogits_from_dlogp(obj.dloss_dlogp, lp, targets, T)
+    if ent is not None:
+        d = d + obj.dloss_dentropy[..., None] * ent.dlogits.astype(dt)
+    return backward(model.params, d, cache), {"loss": obj.loss, "clip_low": obj.clip_low, "clip_high": obj.clip_high}
+
+
+class ValueHead:
+    """
+    PPO 的价值头（critic）：V(s_t) = h_t · w + b，h_t 是网络最后一层 LayerNorm 之后的残差流（advantage="gae"）。
+
+    【思路】价值损失 ½(V − R)²（toyllm.rl.critic.value_loss）只训练这个线性头，梯度不传回网络
+        （stop-gradient：策略网络只由策略损失训练）。回报 R 和优势由 critic.gae 算出，和玩具的价值表同一个函数。
+    """
+
+    def __init__(self, d, dtype):
+        self.params = {"w": np.zeros(d, dtype), "b": np.zeros(1, dtype)}
+
+    def values(self, h, mask):
+        """(B, L, d) 的残差流 → (B, L) 的 V（mask 外为 0）。"""
+        return np.where(mask, h @ self.params["w"] + self.params["b"][0], 0)
+
+    def grads(self, h, dvalues):
+        """∂loss/∂V (B, L) → 对 w、b 的梯度。"""
+        dv = dvalues.astype(h.dtype)
+        return {"w": np.einsum("bld,bl->d", h, dv), "b": np.array([dv.sum()], h.dtype)}
+
+
+class _Batch(NamedTuple):
+    """一次迭代用来训练的组：examples（每行一份解答的题）、outs（解答）、rewards；drawn_rewards 是采到的全部。"""
+    examples: list
+    outs: list
+    rewards: np.ndarray
+    drawn_rewards: np.ndarray
+    n_constant: int
+    short: bool
+
+
+def _draw(sampler, examples, cfg, rng):
+    """
+    采样一批组；开了动态采样就丢掉奖励全相同的组，再采新题补满 batch_problems 组（最多 max_draws 批，和玩具一样）。
+    """
+    G, n_problems = cfg.group_size, min(cfg.batch_problems, len(examples))
+    rows, outs, rewards, drawn, n_constant = [], [], [], [], 0
+    for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
+        batch = [examples[i] for i in rng.choice(len(examples), n_problems, False)]
+        per_row = [e for e in batch for _ in range(G)]
+        got = generate(sampler, [e.prompt for e in per_row], cfg.temperature, rng)
+        r = np.array([e.is_correct(o) for o, e in zip(got, per_row)], float)
+        drawn.append(r)
+        const = losses.constant_groups(r, G)
+        n_constant += int(const.sum())
+        keep = np.ones(len(batch), bool) if not cfg.dynamic_sampling else \
+            ~const & (np.cumsum(~const) <= n_problems - len(rows) // G)
+        take = np.repeat(keep, G)
+        rows += [e for e, k in zip(per_row, take) if k]
+        outs += [o for o, k in zip(got, take) if k]
+        rewards.append(r[take])
+        if len(rows) // G >= n_problems:
+            break
+    return _Batch(rows, outs, np.concatenate(rewards), np.concatenate(drawn), n_constant,
+                  len(rows) // G < n_problems)
+
+
+def _check_network_config(cfg):
+    """小 transformer 上不能用的选项：报错并说出是哪一个。"""
+    if cfg.reward != "outcome":
+        raise ValueError(f"config.reward 在小 transformer 上只能是 'outcome'（只有最终答案能判对错），收到 {cfg.reward!r}")
+    if cfg.optimizer != "adam":
+        raise ValueError(f"config.optimizer 在小 transformer 上必须是 'adam'，收到 {cfg.optimizer!r}；"
+                         "用 tiny_config(预设名, ...) 得到合适的默认值")
 
 
 @one_blas_thread
 def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progress=False, ref=None):
     """
-    在小 transformer 上做 RL（GRPO / Dr. GRPO / DAPO / PPO 式），选项和玩具的 rl.train 同名（RLConfig）。
+    在小 transformer 上做 RL：RLConfig 的每个选项都和玩具的 rl.train 一样起作用（每个预设都能用）。
 
     【思路】每次迭代：选 batch_problems 道题，每题采样 G 份（温度 T）；奖励 = 最终答案对不对（0 / 1）；
-        优势 losses.group_advantages；DAPO 的动态采样（dynamic_sampling=True）在这里只丢掉奖励全相同的组，
-        不再补采；然后用这批数据更新 μ 次（rl_loss_grad）。参考策略 π_ref 是 RL 开始时的模型（β > 0 时用）。
+        动态采样（dynamic_sampling）丢掉奖励全相同的组再补采（最多 max_draws 批，凑不满时按 on_short）；
+        优势 losses.group_advantages（reinforce_pp 在整批 token 上白化），或 advantage="gae" 时由价值头 V 和
+        critic.gae 算出（再整批白化，和 verl 一样）；然后用这批数据更新 μ 次（rl_loss_grad → rl_objective：
+        policy_loss 选 PPO 裁剪 / GSPO / CISPO，clip_ratio_c 是 dual-clip，β 的 KL、熵奖励、聚合方式）。
+        staleness = k > 0 时用 k 次更新之前的参数采样，每个 token 的损失乘 min(π_old / π_behaviour, tis_cap)。
+        参考策略 π_ref 是 RL 开始时的模型（β > 0 时用）。
     【参数】model：TinyLM（原地训练）；examples：训练题；config：RLConfig（或预设名，会经过 tiny_config）；
         heldout：留出题，每 eval_every 次迭代记一次贪心准确率；progress：tqdm 进度条；ref：参考模型（默认 RL 开始时的副本）
-    【返回】History（列见 RL_COLUMNS；没有评估的行 greedy 是 NaN）
-    【边界】只支持 reward="outcome"、optimizer="adam"（神经网络用 SGD 配玩具的 lr = 2 会发散）。
+    【返回】History（列见 RL_COLUMNS；没有评估的行 greedy 是 NaN）；meta["short_batches"]：动态采样凑不满的次数
+    【边界】只支持 reward="outcome"、optimizer="adam"（神经网络用 SGD 配玩具的 lr = 2 会发散），其他值报错并说出选项名。
+        动态采样 on_short="raise" 时凑不满就报 RuntimeError（和玩具一样）。
     【例子】hist = rl_train(model, train, tiny_config("grpo", iterations=100), heldout=test[:200])
     """
     check_model(model)
     cfg = resolve_config(config, "config")
     if isinstance(config, str):                     # 预设名：换上 TINY_DEFAULTS（Adam、lr = 3e-4……）
         cfg = cfg.replace(**TINY_DEFAULTS)
-    if cfg.reward != "outcome":
-        raise ValueError(f"config.reward 在小 transformer 上只能是 'outcome'（只有最终答案能判对错），收到 {cfg.reward!r}")
-    if cfg.optimizer != "adam":
-        raise ValueError(f"config.optimizer 在小 transformer 上必须是 'adam'，收到 {cfg.optimizer!r}；"
-                         "用 tiny_config(预设名, ...) 得到合适的默认值")
+    _check_network_config(cfg)
     examples = check_examples("examples", examples, model.context)
     if heldout is not None:
         heldout = check_examples("heldout", heldout, model.context)
@@ -199,40 +255,78 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
     check_model(ref)
     rng = np.random.default_rng(cfg.seed)
     opt = Adam(model.params, cfg.lr)
-    G, dt = cfg.group_size, model.params["tok"].dtype
+    G, T, dt = cfg.group_size, cfg.temperature, model.params["tok"].dtype
     max_len = max(len(e.target) for e in examples)
-    hist = History(RL_COLUMNS, meta={"algorithm": "RL", "config": cfg.to_dict(), "seed": cfg.seed},
-                   headers={"greedy": "贪心准确率"})
+    head = ValueHead(model.d, dt) if cfg.advantage == "gae" else None
+    head_opt = Adam(head.params, cfg.critic_lr) if head else None
+    sampler = model.copy() if cfg.staleness else model
+    snapshots = [{k: v.copy() for k, v in model.params.items()}] if cfg.staleness else None
+    hist = History(RL_COLUMNS + (["value_loss"] if head else []),
+                   meta={"algorithm": "RL", "config": cfg.to_dict(), "seed": cfg.seed},
+                   headers={"greedy": "贪心准确率", "value_loss": "价值损失"})
+    short = 0
     with _progress(cfg.iterations, "RL", progress) as bar:
         for it in range(1, cfg.iterations + 1):
-            batch = [examples[i] for i in rng.choice(len(examples), min(cfg.batch_problems, len(examples)), False)]
-            prompts = [e.prompt for e in batch for _ in range(G)]
-            outs = generate(model, prompts, cfg.temperature, rng)
-            rewards = np.array([e.is_correct(o) for o, e in zip(outs, (e for e in batch for _ in range(G)))],
-                               float)
-            const = losses.constant_groups(rewards, G)
-            adv = losses.group_advantages(rewards, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps).astype(dt)
-            keep = np.repeat(~const, G) if cfg.dynamic_sampling else np.ones(len(outs), bool)
-            info = {"loss": 0.0, "clip_low": 0.0, "clip_high": 0.0}
-            x, y, m = batch_tokens(model, prompts, outs)
-            first = token_logprobs(model, x, y, cfg.temperature)
-            old_logp, lp = first[0], first[1]
-            ref_logp = token_logprobs(ref, x, y, cfg.temperature)[0]
-            ent = float(losses.entropy(np.exp(lp[m]), lp[m]).value.mean())
-            kl = float(losses.kl_estimator(old_logp[m], ref_logp[m], cfg.kl_estimator).value.mean())
-            if keep.any():
-                reuse = first if keep.all() else None       # 没丢掉任何组时，第一次更新的前向就是上面那一次
-                x, y, m, a, ol, rl_ = x[keep], y[keep], m[keep], adv[keep], old_logp[keep], ref_logp[keep]
-                totals = {k: 0.0 for k in info}
-                for epoch in range(cfg.mu):
-                    grads, info = rl_loss_grad(model, x, y, m, a, ol, rl_, cfg, max_len, reuse if epoch == 0 else None)
-                    opt.step(model.params, grads)
-                    totals = {k: totals[k] + info[k] / cfg.mu for k in totals}
-                info = totals
-            acc = accuracy(model, heldout) if heldout is not None and (it % eval_every == 0 or it == cfg.iterations) \
-                else math.nan
-            hist.append({"iteration": it, "reward": float(rewards.mean()), "pass1_sampled": float(rewards.mean()),
-                         "entropy": ent, "kl_est": kl, **info, "zero_std": float(const.mean()), "greedy": acc})
+            if cfg.staleness:                       # 用 k 次更新之前的参数采样
+                sampler.params = snapshots[0]
+            got = _draw(sampler, examples, cfg, rng)
+            if got.short:
+                short += 1
+                if cfg.on_short == "raise":
+                    raise RuntimeError(f"动态采样：第 {it} 次迭代采了 max_draws = {cfg.max_draws} 批，只凑到 "
+                                       f"{len(got.examples) // G} / {cfg.batch_problems} 组奖励不全相同的题"
+                                       f"（on_short=\"raise\"）。可以加大 max_draws、减小 batch_problems，或设 on_short=\"train\"")
+            row = {"iteration": it, "reward": float(got.drawn_rewards.mean()),
+                   "pass1_sampled": float(got.drawn_rewards.mean()),
+                   "zero_std": got.n_constant / (len(got.drawn_rewards) // G),
+                   "loss": 0.0, "clip_low": 0.0, "clip_high": 0.0, "entropy": math.nan, "kl_est": math.nan}
+            if head:
+                row["value_loss"] = math.nan
+            if got.examples:
+                row.update(_update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_len))
+            row["greedy"] = accuracy(model, heldout) if heldout is not None and \
+                (it % eval_every == 0 or it == cfg.iterations) else math.nan
+            hist.append(row)
             bar.update()
+    hist.meta["short_batches"] = short
     return hist
 
+
+def _update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_len):
+    """一次迭代的优势和 μ 次更新；返回记录用的数（熵、KL、损失、裁剪比例，有 critic 时还有价值损失）。"""
+    G, T, dt = cfg.group_size, cfg.temperature, model.params["tok"].dtype
+    prompts = [e.prompt for e in got.examples]
+    x, y, m = batch_tokens(model, prompts, got.outs)
+    first = token_logprobs(model, x, y, T)
+    old_logp, lp, cache = first
+    ref_logp = token_logprobs(ref, x, y, T)[0]
+    stats = {"entropy": float(losses.entropy(np.exp(lp[m]), lp[m]).value.mean()),
+             "kl_est": float(losses.kl_estimator(old_logp[m], ref_logp[m], cfg.kl_estimator).value.mean())}
+    tis = None
+    if cfg.staleness:                               # π_old = 现在的参数；权重 min(π_old / π_behaviour, C)
+        behaviour = token_logprobs(sampler, x, y, T)[0]
+        tis = np.where(m, losses.truncated_is_weights(np.where(m, old_logp, 0), np.where(m, behaviour, 0),
+                                                      cfg.tis_cap), 0).astype(dt)
+    if head:                                        # 价值头 V(s_t)、GAE，优势整批白化（verl）
+        h = cache[-1]
+        adv, returns = critic.gae(critic.outcome_step_rewards(got.rewards, m), head.values(h, m), m, cfg.gamma, cfg.lam)
+        adv = losses.whiten(adv, m)
+    else:                                           # reinforce_pp 在 token 上白化：每行的 token 数就是它的权重
+        lengths = np.arange(m.shape[1]) < m.sum(axis=1)[:, None]
+        adv = losses.group_advantages(got.rewards, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
+                                      lengths if cfg.advantage == "reinforce_pp" else None)
+    adv = adv.astype(dt)
+    totals = {"loss": 0.0, "clip_low": 0.0, "clip_high": 0.0, **({"value_loss": 0.0} if head else {})}
+    for epoch in range(cfg.mu):
+        grads, info = rl_loss_grad(model, x, y, m, adv, old_logp, ref_logp, cfg, max_len,
+                                   first if epoch == 0 else None, tis)
+        opt.step(model.params, grads)
+        if head:
+            vl, dv = critic.value_loss(head.values(h, m), returns, m)
+            head_opt.step(head.params, {k: cfg.vf_coef * g for k, g in head.grads(h, dv).items()})
+            info["value_loss"] = vl
+        if cfg.staleness:
+            snapshots.append({k: v.copy() for k, v in model.params.items()})
+            del snapshots[:-(cfg.staleness + 1)]
+        totals = {k: totals[k] + info[k] / cfg.mu for k in totals}
+    return {**stats, **totals}
