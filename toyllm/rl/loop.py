@@ -4,7 +4,7 @@ RL 的训练循环：采样 → 过滤 → 优势 → μ 次更新 → 记录（
 【思路】每一次迭代：
         1. 采样：随机挑 batch_problems 道题，每道题让模型做 group_size 遍（一"组"，filtering.draw_groups）；
         2. 过滤：开了动态采样就丢掉奖励全相同的组、补采（DAPO）；
-        3. 奖励和优势：losses.step_rewards → losses.group_advantages（或学生自己的 advantage_fn）；
+        3. 奖励和优势：filtering.step_rewards → losses.group_advantages（或学生自己的 advantage_fn）；
         4. 更新：μ 次，每次 kernel.loss_and_grad 算损失和梯度（它调用 losses 里的公式），优化器走一步；
         5. 记录：History 的一行（熵、KL、裁剪比例、路径 pass@1……）。
     这里不写任何损失公式。参数就是 TrainableLLM.params 这个 (12, 3) 数组，原地训练。
@@ -28,7 +28,7 @@ from ..sampler import prepare_problems
 from ..trainable import check_trainable
 from ..policy import softmax_rows
 from ..trainable import TrainableLLM
-from . import critic, kernel, losses
+from . import critic, filtering, kernel, losses
 from .config import resolve_config
 from .filtering import concat_rollouts, draw_groups
 
@@ -179,7 +179,7 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
             n_drawn = sum(len(d) for d in draws.drawn)
             samples += n_drawn
             everything = concat_rollouts(draws.drawn)
-            rewards = losses.step_rewards(everything, cfg.reward)
+            rewards = filtering.step_rewards(everything, cfg.reward)
             row = {"iteration": it, "samples": samples, "reward": _mean_reward(rewards, everything.mask),
                    "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
                    "groups": sum(len(d) for d in draws.kept) // G,
@@ -187,7 +187,7 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
             # ---- 2. 奖励 → 优势 → μ 次更新 ----
             if draws.kept:
                 roll = concat_rollouts(draws.kept)
-                r = rewards if roll is everything else losses.step_rewards(roll, cfg.reward)
+                r = rewards if roll is everything else filtering.step_rewards(roll, cfg.reward)
                 if advantage_fn is not None:
                     adv = np.asarray(advantage_fn(r, G), dtype=float)
                     if adv.shape != r.shape or not np.all(np.isfinite(adv)):
