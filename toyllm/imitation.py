@@ -40,7 +40,7 @@ import numpy as np
 from ._checks import as_int, as_real
 from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np, exact_np
 from .exact import CorrectPaths, correct_paths, exact_pass_at_1
-from .history import History
+from .history import History, stop_on_interrupt
 from .policy import check_table_model, log_softmax_rows, logit_table, softmax_rows
 from .rl.losses import entropy
 from .sampler import Rollouts, prepare_problems, sample_rollouts
@@ -71,13 +71,30 @@ def step_counts(ctx, actions, mask):
     return np.bincount(flat, minlength=3 * _N_CTX).reshape(_N_CTX, 3).astype(float)
 
 
+def sft_loss_grad(model, counts):
+    """
+    SFT 的损失（训练数据上平均每步的负对数似然）和它对 Δ 的梯度，数据是"每个 (情境, 做法) 出现几次"。
+
+    【思路】loss = −Σ_{c,a} counts[c, a] · log π(a | c) / N。同一情境的步共享 π，所以梯度可以按情境合并：
+            ∂loss/∂Δ[c] = (n_c · π_c − counts[c]) / N，   n_c = 情境 c 的步数，N = 总步数
+        这正是 trainable.sft 对每一步求的平均梯度 (1/N) Σ (π(· | 情境) − onehot(做法))，只是一次算完。
+    【参数】model：TrainableLLM；counts：(12, 3) 次数（step_counts 的结果，已检查过）
+    【返回】(loss, grad)：float 和 (12, 3) 数组；数据为空（counts 全 0）时是 (nan, 全 0)
+    【例子】loss, grad = sft_loss_grad(model, step_counts(r.ctx, r.actions, r.mask & r.correct[:, None]))
+    """
+    total = counts.sum()
+    if total == 0:
+        return math.nan, np.zeros_like(counts)
+    logits = logit_table(model)
+    grad = (counts.sum(axis=1, keepdims=True) * softmax_rows(logits) - counts) / total
+    return float(-(counts * log_softmax_rows(logits)).sum() / total), grad
+
+
 def sft_counts(model, counts, epochs=30, lr=2.0):
     """
     在"每个 (情境, 做法) 出现几次"的数据上做 SFT（原地修改 model.params），和 trainable.sft 的数学完全相同。
 
-    【思路】trainable.sft 每个 epoch 对所有 N 步求平均梯度 (1/N) Σ (onehot(做法) − π(· | 情境))，再做一步梯度上升。
-        同一情境的步共享 π，所以这个和可以按情境合并：
-            梯度[c] = (counts[c] − n_c · π_c) / N，   n_c = 情境 c 的步数，N = 总步数
+    【思路】每个 epoch 用 sft_loss_grad 的梯度走一步：参数 −= lr × 梯度。
         每个 epoch 只要一次 softmax 和几次数组运算，和数据有多少步无关。
     【参数】model：TrainableLLM；counts：(12, 3) 次数（step_counts 的结果）；epochs：≥ 0；lr：学习率
     【返回】model（同一个对象）
@@ -96,13 +113,8 @@ def sft_counts(model, counts, epochs=30, lr=2.0):
         raise ValueError(f"counts 的形状必须是 ({_N_CTX}, 3)，收到 {counts.shape}")
     if not np.all(np.isfinite(counts)) or np.any(counts < 0):
         raise ValueError("counts 必须是有限的非负数（每个 (情境, 做法) 出现的次数）")
-    total = counts.sum()
-    if total == 0:
-        return model
-    n_c = counts.sum(axis=1, keepdims=True)
-    for _ in range(epochs):
-        pi = softmax_rows(logit_table(model))
-        model.params += lr * ((counts - n_c * pi) / total)
+    for _ in range(epochs if counts.sum() else 0):                 # 数据为空时什么也不做
+        model.params -= lr * sft_loss_grad(model, counts)[1]
     return model
 
 
@@ -247,8 +259,8 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
                                        "model_size": model.size, "n_train": len(batch),
                                        "start_pass1_exact": exact_pass_at_1(model, paths)},
                    headers={"iteration": "轮次"})
-    samples, r_done = 0, 0
-    try:
+    samples = 0
+    with stop_on_interrupt(hist, rounds, "轮", "参数"):
         for r_i in range(1, rounds + 1):
             roll = sample_rollouts(model, batch, k, rng)
             samples += len(roll)
@@ -270,22 +282,11 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
             if restart:
                 model.params[...] = start
             sft_counts(model, counts, epochs, lr)
-            total = counts.sum()
-            if total:
-                logpi = log_softmax_rows(logit_table(model))
-                loss = float(-(counts * logpi).sum() / total)
-            else:
-                loss = math.nan
             hist.append({"iteration": r_i, "pass1_exact": exact_pass_at_1(model, paths),
                          "pass1_sampled": float(roll.correct.mean()), "kept": n_kept + n_rat, "rationalized": n_rat,
-                         "samples": samples, "entropy": mean_entropy, "loss": loss})
-            r_done = r_i
+                         "samples": samples, "entropy": mean_entropy, "loss": sft_loss_grad(model, counts)[0]})
             if callback is not None:
                 callback(hist, model)
-    except KeyboardInterrupt:
-        hist.interrupted = True
-        hist.message = (f"训练被中断（KeyboardInterrupt）：完成了 {r_done} / {rounds} 轮；"
-                        f"模型保留了到中断为止的参数。")
     hist.meta["final_pass1_exact"] = exact_pass_at_1(model, paths)
     hist.meta["interrupted"] = hist.interrupted
     return hist
@@ -352,4 +353,4 @@ def star(model, train_problems, heldout_problems, rounds=5, k=1, rationalize=Tru
 
 
 __all__ = ["IMITATION_COLUMNS", "distinct_mask", "expert_iteration", "hinted_rollouts", "rejection_sampling_ft",
-           "rollouts_to_data", "sft_counts", "sft_rollouts", "star", "step_counts"]
+           "rollouts_to_data", "sft_counts", "sft_loss_grad", "sft_rollouts", "star", "step_counts"]
