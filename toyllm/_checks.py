@@ -37,6 +37,13 @@ def as_real(name, value, low=None, high=None, *, low_open=False, allow_inf=False
     return value
 
 
+def as_bool(name, value):
+    """检查 value 是 True / False（也接受 numpy 的 bool，不接受 0 / 1），并返回 Python bool。"""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} 必须是 True 或 False，收到 {value!r}（类型 {type(value).__name__}）")
+    return bool(value)
+
+
 def as_choice(name, value, choices):
     """
     检查 value 是 choices 中的一个；否则报中文的 ValueError，列出可接受的值，并用 difflib 提示最像的一个。

@@ -37,13 +37,13 @@ import math
 
 import numpy as np
 
-from ._checks import as_int, as_real
+from ._checks import as_bool, as_int, as_real
 from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np, exact_np
 from .exact import CorrectPaths, correct_paths, exact_pass_at_1
 from .history import History, stop_on_interrupt
 from .policy import check_table_model, log_softmax_rows, logit_table, softmax_rows
 from .rl.losses import entropy
-from .sampler import Rollouts, prepare_problems, sample_rollouts
+from .sampler import check_rollouts, prepare_problems, sample_rollouts
 from .toy_llm import Sample
 from .trainable import check_trainable
 
@@ -127,14 +127,9 @@ def sft_rollouts(model, rollouts, keep=None, epochs=30, lr=2.0):
     【返回】model
     【例子】sft_rollouts(model, r, keep=r.correct)      # 拒绝采样微调的一步
     """
-    _check_rollouts(rollouts)
+    check_rollouts(rollouts)
     mask = rollouts.mask if keep is None else rollouts.mask & _as_keep(keep, len(rollouts))[:, None]
     return sft_counts(model, step_counts(rollouts.ctx, rollouts.actions, mask), epochs, lr)
-
-
-def _check_rollouts(rollouts):
-    if not isinstance(rollouts, Rollouts):
-        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
 
 
 def _as_keep(keep, B):
@@ -151,7 +146,7 @@ def rollouts_to_data(problems, rollouts, keep=None):
     【参数】problems：采样时用的题目（list of Problem 或 ProblemBatch）；rollouts：Rollouts；keep：(B,) bool
     【返回】list of (Problem, Sample)
     """
-    _check_rollouts(rollouts)
+    check_rollouts(rollouts)
     batch = prepare_problems(problems)
     keep = np.ones(len(rollouts), bool) if keep is None else _as_keep(keep, len(rollouts))
     out = []
@@ -173,7 +168,7 @@ def distinct_mask(rollouts, keep=None):
     【Python 小知识】把一串 0/1/2 看成三进制数，就得到一个整数"指纹"；np.unique(..., return_index=True)
         返回每个不同的值第一次出现的位置。
     """
-    _check_rollouts(rollouts)
+    check_rollouts(rollouts)
     B = len(rollouts)
     keep = np.ones(B, bool) if keep is None else _as_keep(keep, B)
     L = rollouts.actions.shape[1]
@@ -243,9 +238,7 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
     lr = as_real("lr", lr)
     hint_boost = as_real("hint_boost", hint_boost, low=0.0)
     seed = as_int("seed", seed, low=0)
-    for name, flag in (("dedup", dedup), ("rationalize", rationalize), ("restart", restart)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} 必须是 True 或 False，收到 {flag!r}")
+    dedup, rationalize, restart = as_bool("dedup", dedup), as_bool("rationalize", rationalize), as_bool("restart", restart)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback 必须是函数，收到 {callback!r}")
     batch = prepare_problems(train_problems, "train_problems")
@@ -270,15 +263,12 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
             counts = step_counts(roll.ctx, roll.actions, roll.mask & keep[:, None])
             n_kept, n_rat = int(keep.sum()), 0
             if rationalize:
-                solved = np.zeros(len(batch), bool)
-                solved[roll.problem[roll.correct]] = True
-                failed = np.flatnonzero(~solved)
+                failed = np.setdiff1d(np.arange(len(batch)), roll.problem[roll.correct])    # k 遍都没做对的题
                 if len(failed):
                     hinted = hinted_rollouts(model, batch.subset(failed), 1, rng, hint_boost)
                     samples += len(hinted)
-                    ok = hinted.correct
-                    counts += step_counts(hinted.ctx, hinted.actions, hinted.mask & ok[:, None])
-                    n_rat = int(ok.sum())
+                    counts += step_counts(hinted.ctx, hinted.actions, hinted.mask & hinted.correct[:, None])
+                    n_rat = int(hinted.correct.sum())
             if restart:
                 model.params[...] = start
             sft_counts(model, counts, epochs, lr)

@@ -12,12 +12,9 @@ import math
 import types
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from .._checks import as_choice, as_int, as_real
+from .._checks import as_bool, as_choice, as_int, as_real
 from ..text import display_width, pad
-from .losses import (ADVANTAGES, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES,
-                     SCALES)
+from .losses import ADVANTAGES, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
 
 ADVANTAGE_ESTIMATORS = GROUP_ADVANTAGES + ("gae",)
 """RLConfig.advantage 接受的全部取值："gae" 用学到的 critic（rl/critic.py），不是按组算的。
@@ -159,7 +156,9 @@ class RLConfig:
             raise TypeError(f"RLConfig 最多接受 {len(names)} 个位置参数，收到 {len(args)} 个；建议写成 RLConfig(lr=1.0, ...)")
         for key in kwargs:
             if key not in names:
-                raise TypeError(_unknown_option_message(key, names))
+                close = difflib.get_close_matches(str(key), names, n=1)
+                hint = f"你是不是想写 {close[0]!r}？" if close else ""
+                raise TypeError(f"RLConfig 没有选项 {key!r}。{hint}可用的选项：{'、'.join(names)}")
         return super().__new__(cls)
 
     def __post_init__(self):
@@ -177,12 +176,12 @@ class RLConfig:
         s(self, "std_eps", as_real("std_eps", self.std_eps, 0.0, low_open=True))
         s(self, "loss_agg", as_choice("loss_agg（损失的聚合方式）", self.loss_agg, AGGREGATIONS))
         s(self, "mu", as_int("mu（每批数据更新几次 μ）", self.mu, low=1))
-        s(self, "clip", _as_bool("clip", self.clip))
+        s(self, "clip", as_bool("clip", self.clip))
         s(self, "eps_low", as_real("eps_low（裁剪下界 1 − eps_low）", self.eps_low, 0.0, 1.0))
         s(self, "eps_high", as_real("eps_high（裁剪上界 1 + eps_high）", self.eps_high, low=0.0))
         s(self, "beta", as_real("beta（KL 系数 β）", self.beta, low=0.0))
         s(self, "kl_estimator", as_choice("kl_estimator（KL 估计）", self.kl_estimator, KL_ESTIMATORS))
-        s(self, "dynamic_sampling", _as_bool("dynamic_sampling", self.dynamic_sampling))
+        s(self, "dynamic_sampling", as_bool("dynamic_sampling", self.dynamic_sampling))
         s(self, "max_draws", as_int("max_draws（动态采样每次迭代最多采几批）", self.max_draws, low=1))
         s(self, "reward", as_choice("reward（奖励）", self.reward, REWARDS))
         s(self, "entropy_coef", as_real("entropy_coef（熵奖励系数）", self.entropy_coef))
@@ -220,18 +219,6 @@ class RLConfig:
 RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(
     f"        {f.name}：{f.metadata['help']}" + (f"。{f.metadata['more']}" if f.metadata["more"] else "")
     for f in dataclasses.fields(RLConfig)))
-
-
-def _as_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} 必须是 True 或 False，收到 {value!r}（类型 {type(value).__name__}）")
-    return bool(value)
-
-
-def _unknown_option_message(key, names):
-    close = difflib.get_close_matches(str(key), names, n=1)
-    hint = f"你是不是想写 {close[0]!r}？" if close else ""
-    return f"RLConfig 没有选项 {key!r}。{hint}可用的选项：{'、'.join(names)}"
 
 
 OPTION_NAMES = {f.name: f.metadata["name"] for f in dataclasses.fields(RLConfig)}

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._checks import as_choice
-from ..sampler import Rollouts, prepare_problems, sample_rollouts
+from ..sampler import Rollouts, check_rollouts, prepare_problems, sample_rollouts
 from . import losses
 from .config import REWARDS, RLConfig
 
@@ -34,8 +34,7 @@ def step_rewards(rollouts, kind="outcome"):
         step_rewards(r).mean() 就是这一批的采样 pass@1；step_rewards(r, "process").sum(axis=1) 是每份解答做对了几步
     """
     kind = as_choice("kind", kind, REWARDS)
-    if not all(hasattr(rollouts, f) for f in ("correct", "step_ok", "actions", "mask")):
-        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
+    check_rollouts(rollouts)
     if kind == "outcome":
         return rollouts.correct.astype(float)
     ok = rollouts.step_ok if kind == "process" else rollouts.actions == 0

@@ -120,11 +120,9 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
     with stop_on_interrupt(run.hist, cfg.iterations, "次迭代", "全部更新", run.unrecorded):
         for it in range(1, cfg.iterations + 1):
             draws, row = run.sample(it)                       # 1. 采样、2. 过滤；row 先记下这批采样的统计
-            if draws.kept:
+            if draws.kept:                                    # （动态采样到了上限也可能一组都没凑到：不更新）
                 roll, adv = run.advantages(draws, row)        # 3. 奖励 → 优势
                 run.update(roll, adv, row)                    # 4. μ 次更新
-            else:                                             # 动态采样到了上限也没凑到一组：这次不更新
-                run.no_update(row)
             run.record(row, callback)                         # 5. 记录
     return run.finish()
 
@@ -200,9 +198,11 @@ class _Run:
         everything = concat_rollouts(draws.drawn)
         rewards = filtering.step_rewards(everything, cfg.reward)
         self.drawn = everything, rewards                   # 没有丢掉组时，advantages 直接用这份奖励
+        nan = float("nan")                                 # 不更新时：损失、梯度、裁剪记 0，价值表的两列记 NaN
         return draws, {"iteration": it, "samples": self.samples, "reward": _mean_reward(rewards, everything.mask),
                        "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
-                       "groups": sum(len(d) for d in draws.kept) // G,
+                       "groups": sum(len(d) for d in draws.kept) // G, "loss": 0.0, "grad_norm": 0.0,
+                       "clip_low": 0.0, "clip_high": 0.0, **({"value_err": nan, "value_loss": nan} if self.critic else {}),
                        **_sampling_stats(everything, self.base + self.model.params, self.ref_logp_table, cfg)}
 
     def advantages(self, draws, row):
@@ -250,12 +250,6 @@ class _Run:
         if self.critic is not None:
             row["value_loss"] = float(np.mean(self.critic.losses))
 
-    def no_update(self, row):
-        """这次迭代没有组可以训练：损失、梯度、裁剪记 0，价值表的两列记 NaN。"""
-        row.update(loss=0.0, grad_norm=0.0, clip_low=0.0, clip_high=0.0)
-        if self.critic is not None:
-            row.update(value_err=float("nan"), value_loss=float("nan"))
-
     def record(self, row, callback):
         """5. 记录：更新之后的路径 pass@1，History 的一行，再调用 callback(history, model)。"""
         row["pass1_exact"] = exact_pass_at_1(self.model, self.paths)
@@ -270,12 +264,9 @@ class _Run:
 
     def finish(self):
         """训练结束（或被中断）：元数据里记下最后的路径 pass@1、凑不满的次数、价值表；返回 History。"""
-        meta = self.hist.meta
-        meta["final_pass1_exact"] = exact_pass_at_1(self.model, self.paths)
-        meta["short_batches"] = self.short
-        if self.critic is not None:
-            meta["critic_table"] = self.critic.table.reshape(self.critic.shape).tolist()
-        meta["interrupted"] = self.hist.interrupted
+        critic_table = {"critic_table": self.critic.table.reshape(self.critic.shape).tolist()} if self.critic else {}
+        self.hist.meta.update(final_pass1_exact=exact_pass_at_1(self.model, self.paths), short_batches=self.short,
+                              **critic_table, interrupted=self.hist.interrupted)
         return self.hist
 
 
