@@ -194,7 +194,8 @@ def test_layer_and_cycle_checks_catch_violations(tmp_path, monkeypatch):
     assert any(set(c) >= {"rl.config", "rl.losses"} for c in import_cycles())
 
 
-@pytest.mark.parametrize("module, allowed", [("rl.losses", {"_checks"}), ("rl.config", {"_checks", "text", "rl.losses"})])
+@pytest.mark.parametrize("module, allowed", [("rl.losses", {"_checks"}),
+                                             ("rl.config", {"_checks", "text", "rl.losses"})])
 def test_rl_formulas_know_nothing_of_the_toy_model(module, allowed):
     """losses / config 也给小 transformer 用：只能导入参数检查、文字；config 从 losses 导入公式的选项，反过来不行。"""
     assert set(_edges().get(module, {})) <= allowed

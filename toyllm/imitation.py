@@ -238,7 +238,8 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
     lr = as_real("lr", lr)
     hint_boost = as_real("hint_boost", hint_boost, low=0.0)
     seed = as_int("seed", seed, low=0)
-    dedup, rationalize, restart = as_bool("dedup", dedup), as_bool("rationalize", rationalize), as_bool("restart", restart)
+    dedup, rationalize, restart = (as_bool(n, v) for n, v in (("dedup", dedup), ("rationalize", rationalize),
+                                                               ("restart", restart)))
     if callback is not None and not callable(callback):
         raise TypeError(f"callback 必须是函数，收到 {callback!r}")
     batch = prepare_problems(train_problems, "train_problems")

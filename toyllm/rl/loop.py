@@ -198,12 +198,14 @@ class _Run:
         everything = concat_rollouts(draws.drawn)
         rewards = filtering.step_rewards(everything, cfg.reward)
         self.drawn = everything, rewards                   # 没有丢掉组时，advantages 直接用这份奖励
-        nan = float("nan")                                 # 不更新时：损失、梯度、裁剪记 0，价值表的两列记 NaN
-        return draws, {"iteration": it, "samples": self.samples, "reward": _mean_reward(rewards, everything.mask),
-                       "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
-                       "groups": sum(len(d) for d in draws.kept) // G, "loss": 0.0, "grad_norm": 0.0,
-                       "clip_low": 0.0, "clip_high": 0.0, **({"value_err": nan, "value_loss": nan} if self.critic else {}),
-                       **_sampling_stats(everything, self.base + self.model.params, self.ref_logp_table, cfg)}
+        row = {"iteration": it, "samples": self.samples, "reward": _mean_reward(rewards, everything.mask),
+               "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
+               "groups": sum(len(d) for d in draws.kept) // G,
+               "loss": 0.0, "grad_norm": 0.0, "clip_low": 0.0, "clip_high": 0.0,    # 一组都没凑到、不更新时就是这些
+               **_sampling_stats(everything, self.base + self.model.params, self.ref_logp_table, cfg)}
+        if self.critic is not None:
+            row.update(value_err=float("nan"), value_loss=float("nan"))
+        return draws, row
 
     def advantages(self, draws, row):
         """3. 奖励 → 优势：学生的 advantage_fn、价值表 + GAE，或 losses.group_advantages；返回 (训练的解答, 优势)。"""

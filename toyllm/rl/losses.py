@@ -22,6 +22,7 @@ import numpy as np
 
 from .._checks import as_choice, as_int, as_real
 
+# 公式的选项写在公式旁边；config（RLConfig 的取值检查、命令行帮助）从这里导入它们，反过来不行
 ADVANTAGES = ("none", "mean", "rloo", "grpo")
 GROUP_ADVANTAGES = ADVANTAGES + ("reinforce_pp",)
 """group_advantages 接受的方法：ADVANTAGES 加上 verl 的 REINFORCE++（reinforce_pp）。"""
