@@ -78,16 +78,30 @@ def sft_loss_grad(model, counts):
     【思路】loss = −Σ_{c,a} counts[c, a] · log π(a | c) / N。同一情境的步共享 π，所以梯度可以按情境合并：
             ∂loss/∂Δ[c] = (n_c · π_c − counts[c]) / N，   n_c = 情境 c 的步数，N = 总步数
         这正是 trainable.sft 对每一步求的平均梯度 (1/N) Σ (π(· | 情境) − onehot(做法))，只是一次算完。
-    【参数】model：TrainableLLM；counts：(12, 3) 次数（step_counts 的结果，已检查过）
+    【参数】model：TrainableLLM（或 ToyLLM）；counts：(12, 3) 次数（step_counts 的结果）
     【返回】(loss, grad)：float 和 (12, 3) 数组；数据为空（counts 全 0）时是 (nan, 全 0)
     【例子】loss, grad = sft_loss_grad(model, step_counts(r.ctx, r.actions, r.mask & r.correct[:, None]))
     """
+    counts = _as_counts(counts)
     total = counts.sum()
     if total == 0:
         return math.nan, np.zeros_like(counts)
     logits = logit_table(model)
     grad = (counts.sum(axis=1, keepdims=True) * softmax_rows(logits) - counts) / total
     return float(-(counts * log_softmax_rows(logits)).sum() / total), grad
+
+
+def _as_counts(counts):
+    """counts 必须是 (12, 3) 的有限非负数组（step_counts 的结果）；返回 float 数组。"""
+    try:
+        counts = np.asarray(counts, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"counts 必须是 ({_N_CTX}, 3) 的数组（step_counts 的结果），收到 {counts!r}") from None
+    if counts.shape != (_N_CTX, 3):
+        raise ValueError(f"counts 的形状必须是 ({_N_CTX}, 3)，收到 {counts.shape}")
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise ValueError("counts 必须是有限的非负数（每个 (情境, 做法) 出现的次数）")
+    return counts
 
 
 def sft_counts(model, counts, epochs=30, lr=2.0):
@@ -105,14 +119,7 @@ def sft_counts(model, counts, epochs=30, lr=2.0):
     check_trainable(model)
     epochs = as_int("epochs", epochs, low=0)
     lr = as_real("lr", lr)
-    try:
-        counts = np.asarray(counts, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"counts 必须是 ({_N_CTX}, 3) 的数组（step_counts 的结果），收到 {counts!r}") from None
-    if counts.shape != (_N_CTX, 3):
-        raise ValueError(f"counts 的形状必须是 ({_N_CTX}, 3)，收到 {counts.shape}")
-    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
-        raise ValueError("counts 必须是有限的非负数（每个 (情境, 做法) 出现的次数）")
+    counts = _as_counts(counts)
     for _ in range(epochs if counts.sum() else 0):                 # 数据为空时什么也不做
         model.params -= lr * sft_loss_grad(model, counts)[1]
     return model
