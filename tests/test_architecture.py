@@ -19,7 +19,8 @@ LAYERS = [
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
     ("采样、精确计算", ["sampler", "exact"]),
-    ("训练记录、RL 的配置和公式（不知道玩具模型）", ["history", "rl.config", "rl.losses", "rl.critic", "rl.objective"]),
+    ("RL 的公式和它们的选项（不知道玩具模型）", ["rl.losses"]),
+    ("训练记录、RL 的配置（从公式导入选项）、目标函数", ["history", "rl.config", "rl.critic", "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
     ("评估、画图、保存、命令行", ["evaluation", "plotstyle", "plots", "checkpoint", "demo", "bench", "train_cli", "doctor"]),
     ("小 transformer：题目写成文字", ["tinylm.text"]),
@@ -184,19 +185,27 @@ def test_no_import_cycles():
 
 
 def test_layer_and_cycle_checks_catch_violations(tmp_path, monkeypatch):
-    """检查本身会失败：让 problems（最下层）导入 rl，让 rl.losses 和 rl.config 互相导入。"""
+    """检查本身会失败：让 problems（最下层）导入 rl，让 rl.losses 导入 rl.config（它们就互相导入了）。"""
     fake = tmp_path / "problems.py"
     fake.write_text("def f():\n    from .rl import train\n", encoding="utf-8")
-    config = tmp_path / "config.py"
-    config.write_text("from .losses import entropy\n", encoding="utf-8")
+    losses = tmp_path / "losses.py"
+    losses.write_text("from .config import RLConfig\n", encoding="utf-8")
     monkeypatch.setitem(MODULES, "problems", fake)
-    monkeypatch.setitem(MODULES, "rl.config", config)
-    assert any("toyllm/problems" in line and "rl" in line for line in upward_imports())
+    monkeypatch.setitem(MODULES, "rl.losses", losses)
+    bad = upward_imports()
+    assert any("toyllm/problems" in line and "rl" in line for line in bad)
+    assert any("toyllm/rl/losses" in line and "rl.config" in line for line in bad)
     assert any(set(c) >= {"rl.config", "rl.losses"} for c in import_cycles())
 
 
-@pytest.mark.parametrize("module", ["rl.losses", "rl.config"])
-def test_rl_formulas_know_nothing_of_the_toy_model(module):
-    """losses / config 以后也给小 transformer 用：只能导入参数检查、文字和 rl 自己的配置。"""
-    allowed = {"_checks", "text", "rl.config"}
+@pytest.mark.parametrize("module, allowed", [("rl.losses", {"_checks"}),
+                                             ("rl.config", {"_checks", "text", "rl.losses"})])
+def test_rl_formulas_know_nothing_of_the_toy_model(module, allowed):
+    """losses / config 也给小 transformer 用：只能导入参数检查、文字；config 从 losses 导入公式的选项，反过来不行。"""
     assert set(_edges().get(module, {})) <= allowed
+
+
+def test_formulas_sit_below_the_configuration():
+    """公式拥有自己的选项列表（ADVANTAGES、AGGREGATIONS……），config 从 losses 导入它们：公式不依赖配置。"""
+    assert LAYER_OF["rl.losses"] < LAYER_OF["rl.config"]
+    assert "rl.losses" in _edges()["rl.config"] and "rl.config" not in _edges().get("rl.losses", {})

@@ -8,7 +8,7 @@ import pytest
 
 from toyllm.exact import correct_paths
 from toyllm.imitation import (distinct_mask, expert_iteration, hinted_rollouts, rejection_sampling_ft,
-                              rollouts_to_data, sft_counts, sft_rollouts, star, step_counts)
+                              rollouts_to_data, sft_counts, sft_loss_grad, sft_rollouts, star, step_counts)
 from toyllm.policy import logit_table, softmax_rows
 from toyllm.rl import History, default_problems
 from toyllm.sampler import sample_rollouts
@@ -48,6 +48,27 @@ def test_sft_on_nothing_does_nothing_and_checks_shapes():
         sft_counts(m, np.zeros((3, 12)))
     with pytest.raises(TypeError, match="TrainableLLM"):
         sft_counts(ToyLLM(1e9), np.zeros((12, 3)))
+
+
+def test_sft_loss_grad_matches_finite_differences_and_the_reference_log_likelihood(problems):
+    """SFT 的损失和梯度写在一处（sft_loss_grad）：梯度和有限差分一致，损失就是参考模块的平均负对数似然。"""
+    train_set, _ = problems
+    m = TrainableLLM(1e9)
+    m.params[...] = np.random.default_rng(3).normal(size=(12, 3)) * 0.3
+    roll = sample_rollouts(m, train_set[:30], 4, np.random.default_rng(4))
+    counts = step_counts(roll.ctx, roll.actions, roll.mask & roll.correct[:, None])
+    loss, grad = sft_loss_grad(m, counts)
+    fd, h = np.zeros((12, 3)), 1e-6
+    for c, a in np.ndindex(12, 3):
+        plus, minus = m.copy(), m.copy()
+        plus.params[c, a] += h
+        minus.params[c, a] -= h
+        fd[c, a] = (sft_loss_grad(plus, counts)[0] - sft_loss_grad(minus, counts)[0]) / (2 * h)
+    assert np.abs(grad - fd).max() < 1e-8
+    data = rollouts_to_data(train_set[:30], roll, roll.correct)
+    assert loss == pytest.approx(-log_likelihood(m, data), rel=1e-12)
+    nan_loss, zero = sft_loss_grad(m, np.zeros((12, 3)))
+    assert np.isnan(nan_loss) and not zero.any()
 
 
 def test_step_counts_and_distinct_mask_match_plain_python(problems):

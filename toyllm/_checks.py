@@ -6,6 +6,7 @@
 【Python 小知识】bool 是 int 的子类（isinstance(True, int) 为 True），所以检查整数时要单独排除 bool。
 """
 
+import difflib
 import math
 import numbers
 
@@ -21,11 +22,13 @@ def as_int(name, value, low=None, high=None):
     return value
 
 
-def as_real(name, value, low=None, high=None, *, low_open=False):
-    """检查 value 是有限的实数（int / float / numpy 数），并返回 Python float。"""
+def as_real(name, value, low=None, high=None, *, low_open=False, allow_inf=False):
+    """检查 value 是有限的实数（int / float / numpy 数；allow_inf=True 时也可以是 +inf，原样返回），并返回 Python float。"""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} 必须是实数，收到 {value!r}（类型 {type(value).__name__}）")
     value = float(value)
+    if allow_inf and value == math.inf:
+        return value
     if not math.isfinite(value):
         raise ValueError(f"{name} 必须是有限的数（不能是 NaN 或无穷），收到 {value!r}")
     if low_open and low is not None and value <= low:
@@ -34,16 +37,28 @@ def as_real(name, value, low=None, high=None, *, low_open=False):
     return value
 
 
+def as_bool(name, value):
+    """检查 value 是 True / False（也接受 numpy 的 bool，不接受 0 / 1），并返回 Python bool。"""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} 必须是 True 或 False，收到 {value!r}（类型 {type(value).__name__}）")
+    return bool(value)
+
+
 def as_choice(name, value, choices):
-    """检查 value 是 choices 中的一个。"""
+    """
+    检查 value 是 choices 中的一个；否则报中文的 ValueError，列出可接受的值，并用 difflib 提示最像的一个。
+
+    【例子】as_choice("loss_agg", "token_mean", AGGREGATIONS) → ValueError：……你是不是想写 'token-mean'？
+    """
     try:
         ok = value in choices
     except TypeError:
         ok = False
-    if not ok:
-        accepted = "、".join(repr(c) for c in choices)
-        raise ValueError(f"{name} 必须是 {accepted} 之一，收到 {value!r}")
-    return value
+    if ok:
+        return value
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.5)
+    hint = f"你是不是想写 {close[0]!r}？" if close else ""
+    raise ValueError(f"{name} 必须是 {'、'.join(repr(c) for c in choices)} 之一，收到 {value!r}。{hint}")
 
 
 def as_rng(name, rng):

@@ -5,6 +5,7 @@
     它是只读的 Mapping，所以画图、保存、打印表格都把它当字典用；to_table 排成中文表格。
 """
 
+import contextlib
 import math
 from collections.abc import Mapping
 
@@ -167,6 +168,29 @@ class History(Mapping):
                      note=self.message if rows is None else None)
 
 
+@contextlib.contextmanager
+def stop_on_interrupt(hist, total, unit, kept, note=None):
+    """
+    把训练循环放进 with stop_on_interrupt(...)：按 Ctrl+C 时循环停下，已经记下的行留在 hist 里，不把异常抛出去。
+
+    【思路】KeyboardInterrupt（Ctrl+C，或 notebook 的"中断"按钮）在 with 块里被接住：
+        hist.interrupted = True，hist.message 说明完成了几 / total 个 unit、模型保留了什么。RL 和模仿学习共用它。
+    【参数】hist：History；total：计划的迭代（轮）数；unit：单位（"次迭代"、"轮"）；kept：模型保留了什么（"全部更新"）；
+        note：中断时调用的无参数函数，返回一句补充（例如"这次迭代已经做了 2 次更新，没有记录"），默认没有
+    【返回】with 块里得到 hist
+    【例子】with stop_on_interrupt(hist, rounds, "轮", "参数"):
+            for r in range(rounds): ...            # 按 Ctrl+C → hist.message = "训练被中断……完成了 2 / 5 轮；……"
+    【Python 小知识】@contextlib.contextmanager 把只 yield 一次的生成器变成 with 用的对象：with 块里抛出的异常
+        在 yield 那一行重新出现，所以 try / except KeyboardInterrupt 能接住它。
+    """
+    try:
+        yield hist
+    except KeyboardInterrupt:
+        hist.interrupted = True
+        hist.message = (f"训练被中断（KeyboardInterrupt）：完成了 {hist.n_rows} / {total} {unit}{note() if note else ''}；"
+                        f"模型保留了到中断为止的{kept}。")
+
+
 def _fmt_cell(x):
     if isinstance(x, (bool, np.bool_)):
         return "是" if x else "否"
@@ -182,4 +206,4 @@ def _fmt_cell(x):
     return str(x)
 
 
-__all__ = ["COLUMN_NAMES", "History", "UnknownColumnError"]
+__all__ = ["COLUMN_NAMES", "History", "UnknownColumnError", "stop_on_interrupt"]

@@ -37,13 +37,13 @@ import math
 
 import numpy as np
 
-from ._checks import as_int, as_real
+from ._checks import as_bool, as_int, as_real
 from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np, exact_np
 from .exact import CorrectPaths, correct_paths, exact_pass_at_1
-from .history import History
+from .history import History, stop_on_interrupt
 from .policy import check_table_model, log_softmax_rows, logit_table, softmax_rows
 from .rl.losses import entropy
-from .sampler import Rollouts, prepare_problems, sample_rollouts
+from .sampler import check_rollouts, prepare_problems, sample_rollouts
 from .toy_llm import Sample
 from .trainable import check_trainable
 
@@ -71,13 +71,44 @@ def step_counts(ctx, actions, mask):
     return np.bincount(flat, minlength=3 * _N_CTX).reshape(_N_CTX, 3).astype(float)
 
 
+def sft_loss_grad(model, counts):
+    """
+    SFT 的损失（训练数据上平均每步的负对数似然）和它对 Δ 的梯度，数据是"每个 (情境, 做法) 出现几次"。
+
+    【思路】loss = −Σ_{c,a} counts[c, a] · log π(a | c) / N。同一情境的步共享 π，所以梯度可以按情境合并：
+            ∂loss/∂Δ[c] = (n_c · π_c − counts[c]) / N，   n_c = 情境 c 的步数，N = 总步数
+        这正是 trainable.sft 对每一步求的平均梯度 (1/N) Σ (π(· | 情境) − onehot(做法))，只是一次算完。
+    【参数】model：TrainableLLM（或 ToyLLM）；counts：(12, 3) 次数（step_counts 的结果）
+    【返回】(loss, grad)：float 和 (12, 3) 数组；数据为空（counts 全 0）时是 (nan, 全 0)
+    【例子】loss, grad = sft_loss_grad(model, step_counts(r.ctx, r.actions, r.mask & r.correct[:, None]))
+    """
+    counts = _as_counts(counts)
+    total = counts.sum()
+    if total == 0:
+        return math.nan, np.zeros_like(counts)
+    logits = logit_table(model)
+    grad = (counts.sum(axis=1, keepdims=True) * softmax_rows(logits) - counts) / total
+    return float(-(counts * log_softmax_rows(logits)).sum() / total), grad
+
+
+def _as_counts(counts):
+    """counts 必须是 (12, 3) 的有限非负数组（step_counts 的结果）；返回 float 数组。"""
+    try:
+        counts = np.asarray(counts, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"counts 必须是 ({_N_CTX}, 3) 的数组（step_counts 的结果），收到 {counts!r}") from None
+    if counts.shape != (_N_CTX, 3):
+        raise ValueError(f"counts 的形状必须是 ({_N_CTX}, 3)，收到 {counts.shape}")
+    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
+        raise ValueError("counts 必须是有限的非负数（每个 (情境, 做法) 出现的次数）")
+    return counts
+
+
 def sft_counts(model, counts, epochs=30, lr=2.0):
     """
     在"每个 (情境, 做法) 出现几次"的数据上做 SFT（原地修改 model.params），和 trainable.sft 的数学完全相同。
 
-    【思路】trainable.sft 每个 epoch 对所有 N 步求平均梯度 (1/N) Σ (onehot(做法) − π(· | 情境))，再做一步梯度上升。
-        同一情境的步共享 π，所以这个和可以按情境合并：
-            梯度[c] = (counts[c] − n_c · π_c) / N，   n_c = 情境 c 的步数，N = 总步数
+    【思路】每个 epoch 用 sft_loss_grad 的梯度走一步：参数 −= lr × 梯度。
         每个 epoch 只要一次 softmax 和几次数组运算，和数据有多少步无关。
     【参数】model：TrainableLLM；counts：(12, 3) 次数（step_counts 的结果）；epochs：≥ 0；lr：学习率
     【返回】model（同一个对象）
@@ -88,21 +119,9 @@ def sft_counts(model, counts, epochs=30, lr=2.0):
     check_trainable(model)
     epochs = as_int("epochs", epochs, low=0)
     lr = as_real("lr", lr)
-    try:
-        counts = np.asarray(counts, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"counts 必须是 ({_N_CTX}, 3) 的数组（step_counts 的结果），收到 {counts!r}") from None
-    if counts.shape != (_N_CTX, 3):
-        raise ValueError(f"counts 的形状必须是 ({_N_CTX}, 3)，收到 {counts.shape}")
-    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
-        raise ValueError("counts 必须是有限的非负数（每个 (情境, 做法) 出现的次数）")
-    total = counts.sum()
-    if total == 0:
-        return model
-    n_c = counts.sum(axis=1, keepdims=True)
-    for _ in range(epochs):
-        pi = softmax_rows(logit_table(model))
-        model.params += lr * ((counts - n_c * pi) / total)
+    counts = _as_counts(counts)
+    for _ in range(epochs if counts.sum() else 0):                 # 数据为空时什么也不做
+        model.params -= lr * sft_loss_grad(model, counts)[1]
     return model
 
 
@@ -115,14 +134,9 @@ def sft_rollouts(model, rollouts, keep=None, epochs=30, lr=2.0):
     【返回】model
     【例子】sft_rollouts(model, r, keep=r.correct)      # 拒绝采样微调的一步
     """
-    _check_rollouts(rollouts)
+    check_rollouts(rollouts)
     mask = rollouts.mask if keep is None else rollouts.mask & _as_keep(keep, len(rollouts))[:, None]
     return sft_counts(model, step_counts(rollouts.ctx, rollouts.actions, mask), epochs, lr)
-
-
-def _check_rollouts(rollouts):
-    if not isinstance(rollouts, Rollouts):
-        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
 
 
 def _as_keep(keep, B):
@@ -139,7 +153,7 @@ def rollouts_to_data(problems, rollouts, keep=None):
     【参数】problems：采样时用的题目（list of Problem 或 ProblemBatch）；rollouts：Rollouts；keep：(B,) bool
     【返回】list of (Problem, Sample)
     """
-    _check_rollouts(rollouts)
+    check_rollouts(rollouts)
     batch = prepare_problems(problems)
     keep = np.ones(len(rollouts), bool) if keep is None else _as_keep(keep, len(rollouts))
     out = []
@@ -161,7 +175,7 @@ def distinct_mask(rollouts, keep=None):
     【Python 小知识】把一串 0/1/2 看成三进制数，就得到一个整数"指纹"；np.unique(..., return_index=True)
         返回每个不同的值第一次出现的位置。
     """
-    _check_rollouts(rollouts)
+    check_rollouts(rollouts)
     B = len(rollouts)
     keep = np.ones(B, bool) if keep is None else _as_keep(keep, B)
     L = rollouts.actions.shape[1]
@@ -231,9 +245,8 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
     lr = as_real("lr", lr)
     hint_boost = as_real("hint_boost", hint_boost, low=0.0)
     seed = as_int("seed", seed, low=0)
-    for name, flag in (("dedup", dedup), ("rationalize", rationalize), ("restart", restart)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} 必须是 True 或 False，收到 {flag!r}")
+    dedup, rationalize, restart = (as_bool(n, v) for n, v in (("dedup", dedup), ("rationalize", rationalize),
+                                                               ("restart", restart)))
     if callback is not None and not callable(callback):
         raise TypeError(f"callback 必须是函数，收到 {callback!r}")
     batch = prepare_problems(train_problems, "train_problems")
@@ -247,8 +260,8 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
                                        "model_size": model.size, "n_train": len(batch),
                                        "start_pass1_exact": exact_pass_at_1(model, paths)},
                    headers={"iteration": "轮次"})
-    samples, r_done = 0, 0
-    try:
+    samples = 0
+    with stop_on_interrupt(hist, rounds, "轮", "参数"):
         for r_i in range(1, rounds + 1):
             roll = sample_rollouts(model, batch, k, rng)
             samples += len(roll)
@@ -258,34 +271,20 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
             counts = step_counts(roll.ctx, roll.actions, roll.mask & keep[:, None])
             n_kept, n_rat = int(keep.sum()), 0
             if rationalize:
-                solved = np.zeros(len(batch), bool)
-                solved[roll.problem[roll.correct]] = True
-                failed = np.flatnonzero(~solved)
+                failed = np.setdiff1d(np.arange(len(batch)), roll.problem[roll.correct])    # k 遍都没做对的题
                 if len(failed):
                     hinted = hinted_rollouts(model, batch.subset(failed), 1, rng, hint_boost)
                     samples += len(hinted)
-                    ok = hinted.correct
-                    counts += step_counts(hinted.ctx, hinted.actions, hinted.mask & ok[:, None])
-                    n_rat = int(ok.sum())
+                    counts += step_counts(hinted.ctx, hinted.actions, hinted.mask & hinted.correct[:, None])
+                    n_rat = int(hinted.correct.sum())
             if restart:
                 model.params[...] = start
             sft_counts(model, counts, epochs, lr)
-            total = counts.sum()
-            if total:
-                logpi = log_softmax_rows(logit_table(model))
-                loss = float(-(counts * logpi).sum() / total)
-            else:
-                loss = math.nan
             hist.append({"iteration": r_i, "pass1_exact": exact_pass_at_1(model, paths),
                          "pass1_sampled": float(roll.correct.mean()), "kept": n_kept + n_rat, "rationalized": n_rat,
-                         "samples": samples, "entropy": mean_entropy, "loss": loss})
-            r_done = r_i
+                         "samples": samples, "entropy": mean_entropy, "loss": sft_loss_grad(model, counts)[0]})
             if callback is not None:
                 callback(hist, model)
-    except KeyboardInterrupt:
-        hist.interrupted = True
-        hist.message = (f"训练被中断（KeyboardInterrupt）：完成了 {r_done} / {rounds} 轮；"
-                        f"模型保留了到中断为止的参数。")
     hist.meta["final_pass1_exact"] = exact_pass_at_1(model, paths)
     hist.meta["interrupted"] = hist.interrupted
     return hist
@@ -352,4 +351,4 @@ def star(model, train_problems, heldout_problems, rounds=5, k=1, rationalize=Tru
 
 
 __all__ = ["IMITATION_COLUMNS", "distinct_mask", "expert_iteration", "hinted_rollouts", "rejection_sampling_ft",
-           "rollouts_to_data", "sft_counts", "sft_rollouts", "star", "step_counts"]
+           "rollouts_to_data", "sft_counts", "sft_loss_grad", "sft_rollouts", "star", "step_counts"]

@@ -112,6 +112,13 @@ class Rollouts:
         return len(self.problem)
 
 
+def check_rollouts(rollouts):
+    """rollouts 必须是 Rollouts（sample_rollouts 的结果），否则报中文的 TypeError；原样返回。"""
+    if not isinstance(rollouts, Rollouts):
+        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
+    return rollouts
+
+
 def _choose(probs, u):
     """按累积概率选做法：第一个满足 u < 累积概率 的下标；舍入误差落到概率为 0 的做法上时退回。"""
     cum = np.cumsum(probs, axis=1)

@@ -4,13 +4,13 @@
 【讲义地图】每个文件是课上的一个概念：
     config.py     RLConfig、PRESETS、preset、diff_presets、presets_table —— 每个算法都是一个配置的取值
     losses.py     优势（group_advantages）、裁剪的替代损失（clipped_surrogate）、KL 估计（kl_estimator / kl_estimates）、
-                  聚合（aggregation_weights / aggregate_loss）、熵（entropy）、奖励（step_rewards）
+                  聚合（aggregation_weights / aggregate_loss）、熵（entropy）
                   —— 每个公式旁边就是它的导数，输入是普通数组，不知道玩具模型；
                   8.5–8.9 节：gspo_surrogate、cispo_surrogate、dual-clip（clip_ratio_c）、reinforce_pp_advantages、
                   AGGREGATION_TABLE（verl / TRL 的聚合名字）、truncated_is_weights
     critic.py     价值表 V[t, c, ok]、GAE(γ, λ)、价值损失、精确价值 V*（第 6 讲 8.5 节，预设 ppo_critic）
     kernel.py     把这些公式用链式法则接起来，得到对 Δ 表 (12, 3) 的精确梯度（policy_loss、score_vectors）
-    filtering.py  采样一批组，动态采样（DAPO）丢掉奖励全相同的组再补采
+    filtering.py  玩具解答的奖励（step_rewards）；采样一批组，动态采样（DAPO）丢掉奖励全相同的组再补采
     loop.py       循环本身 train：采样 → 过滤 → 优势 → μ 次更新 → 记录（History）
     训练记录 History 在 toyllm/history.py，课上的题目 default_problems 在 toyllm/problems.py（模仿学习也用它们）。
 
@@ -31,8 +31,8 @@ from .config import (ADVANTAGE_ESTIMATORS, ADVANTAGES, AGGREGATIONS, KL_ESTIMATO
                      POLICY_LOSSES, PRESET_NAMES, PRESETS, REWARDS, SCALES, RLConfig, diff_presets, preset, presets_table)
 from .losses import (AGGREGATION_TABLE, KL_CLAMP, Entropy, KLEstimates, KLTerm, Surrogate, aggregate_loss,
                      aggregation_weights, cispo_surrogate, clipped_surrogate, constant_groups, entropy, group_advantages,
-                     gspo_surrogate, kl_estimates, kl_estimator, reinforce_pp_advantages, step_rewards,
-                     truncated_is_weights)
+                     gspo_surrogate, kl_estimates, kl_estimator, reinforce_pp_advantages, truncated_is_weights)
+from .filtering import step_rewards
 from .kernel import LossResult, policy_loss, score_vectors
 from .loop import RL_COLUMNS, train
 

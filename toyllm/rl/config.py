@@ -12,25 +12,14 @@ import math
 import types
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from .._checks import as_int, as_real
+from .._checks import as_bool, as_choice, as_int, as_real
 from ..text import display_width, pad
+from .losses import ADVANTAGES, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
 
-ADVANTAGES = ("none", "mean", "rloo", "grpo")
-GROUP_ADVANTAGES = ADVANTAGES + ("reinforce_pp",)
-"""group_advantages 接受的方法：ADVANTAGES 加上 verl 的 REINFORCE++（reinforce_pp）。"""
 ADVANTAGE_ESTIMATORS = GROUP_ADVANTAGES + ("gae",)
-"""RLConfig.advantage 接受的全部取值："gae" 用学到的 critic（rl/critic.py），不是按组算的。"""
-SCALES = ("group", "batch", "none")
-AGGREGATIONS = ("seq-mean", "token-mean", "constant",
-                "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm",
-                "grpo", "bnpo", "dr_grpo", "dapo")
-"""损失聚合的全部名字：本包原来的 3 个（别名）、verl 的 loss_agg_mode、TRL 的 loss_type（见 losses.AGGREGATION_TABLE）。"""
-POLICY_LOSSES = ("ppo", "gspo", "cispo")
-CISPO_CLIPS = ("verl", "trl")
+"""RLConfig.advantage 接受的全部取值："gae" 用学到的 critic（rl/critic.py），不是按组算的。
+公式的选项（ADVANTAGES、SCALES、AGGREGATIONS、KL_ESTIMATORS……）写在 losses 里，这里只是导入。"""
 ON_SHORT = ("train", "raise")
-KL_ESTIMATORS = ("k1", "k2", "k3")
 REWARDS = ("outcome", "process", "procedure")
 OPTIMIZERS = ("sgd", "adam")
 
@@ -167,7 +156,9 @@ class RLConfig:
             raise TypeError(f"RLConfig 最多接受 {len(names)} 个位置参数，收到 {len(args)} 个；建议写成 RLConfig(lr=1.0, ...)")
         for key in kwargs:
             if key not in names:
-                raise TypeError(_unknown_option_message(key, names))
+                close = difflib.get_close_matches(str(key), names, n=1)
+                hint = f"你是不是想写 {close[0]!r}？" if close else ""
+                raise TypeError(f"RLConfig 没有选项 {key!r}。{hint}可用的选项：{'、'.join(names)}")
         return super().__new__(cls)
 
     def __post_init__(self):
@@ -185,12 +176,12 @@ class RLConfig:
         s(self, "std_eps", as_real("std_eps", self.std_eps, 0.0, low_open=True))
         s(self, "loss_agg", as_choice("loss_agg（损失的聚合方式）", self.loss_agg, AGGREGATIONS))
         s(self, "mu", as_int("mu（每批数据更新几次 μ）", self.mu, low=1))
-        s(self, "clip", _as_bool("clip", self.clip))
+        s(self, "clip", as_bool("clip", self.clip))
         s(self, "eps_low", as_real("eps_low（裁剪下界 1 − eps_low）", self.eps_low, 0.0, 1.0))
         s(self, "eps_high", as_real("eps_high（裁剪上界 1 + eps_high）", self.eps_high, low=0.0))
         s(self, "beta", as_real("beta（KL 系数 β）", self.beta, low=0.0))
         s(self, "kl_estimator", as_choice("kl_estimator（KL 估计）", self.kl_estimator, KL_ESTIMATORS))
-        s(self, "dynamic_sampling", _as_bool("dynamic_sampling", self.dynamic_sampling))
+        s(self, "dynamic_sampling", as_bool("dynamic_sampling", self.dynamic_sampling))
         s(self, "max_draws", as_int("max_draws（动态采样每次迭代最多采几批）", self.max_draws, low=1))
         s(self, "reward", as_choice("reward（奖励）", self.reward, REWARDS))
         s(self, "entropy_coef", as_real("entropy_coef（熵奖励系数）", self.entropy_coef))
@@ -212,11 +203,9 @@ class RLConfig:
         s(self, "vf_coef", as_real("vf_coef（价值损失系数）", self.vf_coef, 0.0, low_open=True))
         s(self, "on_short", as_choice("on_short（动态采样凑不满时）", self.on_short, ON_SHORT))
         s(self, "staleness", as_int("staleness（陈旧步数 k）", self.staleness, low=0))
-        tis = self.tis_cap
-        is_inf = isinstance(tis, (int, float, np.integer, np.floating)) and not isinstance(tis, bool) and tis == math.inf
-        if tis is not None and not is_inf:
-            tis = float(as_real("tis_cap（截断的重要性比率的上限 C）", tis, 0.0, low_open=True))
-        s(self, "tis_cap", None if tis is None or is_inf else tis)     # 不截断记为 None：配置要能写进标准 JSON
+        tis = self.tis_cap if self.tis_cap is None else \
+            as_real("tis_cap（截断的重要性比率的上限 C）", self.tis_cap, 0.0, low_open=True, allow_inf=True)
+        s(self, "tis_cap", None if tis == math.inf else tis)     # 不截断记为 None：配置要能写进标准 JSON
 
     def replace(self, **changes):
         """返回一个改了几个选项的新配置（原配置不变）。【例子】PRESETS["grpo"].replace(mu=4, lr=1.0)"""
@@ -230,39 +219,6 @@ class RLConfig:
 RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(
     f"        {f.name}：{f.metadata['help']}" + (f"。{f.metadata['more']}" if f.metadata["more"] else "")
     for f in dataclasses.fields(RLConfig)))
-
-
-def as_choice(name, value, choices):
-    """
-    value 必须是 choices 之一；否则报中文的 ValueError，列出可接受的值，并用 difflib 提示最像的一个。
-
-    【例子】as_choice("loss_agg", "token_mean", AGGREGATIONS) → ValueError：……你是不是想写 'token-mean'？
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"name（参数名）必须是字符串，收到 {name!r}")
-    if isinstance(choices, (str, bytes)) or not isinstance(choices, (tuple, list)) or not choices:
-        raise TypeError(f"choices 必须是可接受取值的非空元组或列表，收到 {choices!r}")
-    try:
-        ok = value in choices
-    except TypeError:
-        ok = False
-    if ok:
-        return value
-    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.5)
-    hint = f"你是不是想写 {close[0]!r}？" if close else ""
-    raise ValueError(f"{name} 必须是 {'、'.join(repr(c) for c in choices)} 之一，收到 {value!r}。{hint}")
-
-
-def _as_bool(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} 必须是 True 或 False，收到 {value!r}（类型 {type(value).__name__}）")
-    return bool(value)
-
-
-def _unknown_option_message(key, names):
-    close = difflib.get_close_matches(str(key), names, n=1)
-    hint = f"你是不是想写 {close[0]!r}？" if close else ""
-    return f"RLConfig 没有选项 {key!r}。{hint}可用的选项：{'、'.join(names)}"
 
 
 OPTION_NAMES = {f.name: f.metadata["name"] for f in dataclasses.fields(RLConfig)}

@@ -1,7 +1,8 @@
 """
-采样和动态采样（DAPO 的 dynamic sampling）：每次迭代的"采样 → 过滤"两步（第 6 讲 DAPO 一节）。
+采样、奖励和动态采样（DAPO 的 dynamic sampling）：每次迭代的"采样 → 过滤"两步（第 6 讲 DAPO 一节）。
 
-【思路】一组 G 份解答的奖励全相同（全对或全错）时，组内优势全是 0，这一组对梯度没有贡献，
+【思路】step_rewards 从玩具的解答（sampler.Rollouts）读出奖励：最终答案对不对，或者每一步对不对。
+    一组 G 份解答的奖励全相同（全对或全错）时，组内优势全是 0，这一组对梯度没有贡献，
     只是让一批里"有用的组"变少。动态采样把这样的组丢掉，再采新题，直到凑满 batch_problems 组
     （最多采 max_draws 批；多出来的组截掉，verl 也是这样）。不开动态采样时只采一批、全部用来训练。
 """
@@ -11,9 +12,33 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..sampler import Rollouts, prepare_problems, sample_rollouts
+from .._checks import as_choice
+from ..sampler import Rollouts, check_rollouts, prepare_problems, sample_rollouts
 from . import losses
-from .config import RLConfig
+from .config import REWARDS, RLConfig
+
+
+def step_rewards(rollouts, kind="outcome"):
+    """
+    奖励：outcome 是 (B,) 的 0/1（最终答案对不对）；process / procedure 是 (B, L) 的每步 0/1。
+
+    【思路】
+        · "outcome"：只看最终答案。做对的解答里每一步都被奖励 —— 包括一个"碰巧没出错的 bug 步"。
+        · "process"：每一步的值对不对（rollouts.step_ok：这一步的值等于对它自己的输入做正确运算的结果）。
+          粗心的一步被单独惩罚，前面做对的步不受连累（信用分配更准）；但碰巧没出错的 bug 步还是"对"的。
+        · "procedure"：每一步用的是不是正确的做法 —— 一个能读懂推理过程的"完美过程奖励模型"：
+          碰巧得到正确值的 bug 步也算错。真实系统里这样的奖励模型很难得到，这里用它做对照。
+    【参数】rollouts：sampler.Rollouts（用到 correct、step_ok、actions、mask）；kind："outcome" / "process" / "procedure"
+    【返回】float 数组：outcome 是 (B,)，另外两种是 (B, L)（mask 外是 0）
+    【例子】r = sample_rollouts(TrainableLLM(1e9), problems, 8, np.random.default_rng(0))
+        step_rewards(r).mean() 就是这一批的采样 pass@1；step_rewards(r, "process").sum(axis=1) 是每份解答做对了几步
+    """
+    kind = as_choice("kind", kind, REWARDS)
+    check_rollouts(rollouts)
+    if kind == "outcome":
+        return rollouts.correct.astype(float)
+    ok = rollouts.step_ok if kind == "process" else rollouts.actions == 0
+    return np.where(rollouts.mask, ok, False).astype(float)
 
 
 class Draws(NamedTuple):
@@ -75,7 +100,7 @@ def draw_groups(model, batch, cfg, rng):
         rows = np.sort(rng.choice(len(batch), size=cfg.batch_problems, replace=False))
         roll = sample_rollouts(model, batch.subset(rows), G, rng, cfg.temperature)
         drawn.append(roll)
-        constant = losses.constant_groups(losses.step_rewards(roll, cfg.reward), G, roll.mask)
+        constant = losses.constant_groups(step_rewards(roll, cfg.reward), G, roll.mask)
         n_constant += int(constant.sum())
         if not cfg.dynamic_sampling:
             kept.append(roll)
@@ -91,4 +116,4 @@ def draw_groups(model, batch, cfg, rng):
     return Draws(drawn, kept, n_constant, kept_problems, bool(cfg.dynamic_sampling and n_kept < cfg.batch_problems))
 
 
-__all__ = ["Draws", "concat_rollouts", "draw_groups"]
+__all__ = ["Draws", "concat_rollouts", "draw_groups", "step_rewards"]

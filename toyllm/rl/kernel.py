@@ -8,7 +8,6 @@
 """
 
 import functools
-import math
 from typing import NamedTuple
 
 import numpy as np

@@ -4,10 +4,12 @@ RL 的训练循环：采样 → 过滤 → 优势 → μ 次更新 → 记录（
 【思路】每一次迭代：
         1. 采样：随机挑 batch_problems 道题，每道题让模型做 group_size 遍（一"组"，filtering.draw_groups）；
         2. 过滤：开了动态采样就丢掉奖励全相同的组、补采（DAPO）；
-        3. 奖励和优势：losses.step_rewards → losses.group_advantages（或学生自己的 advantage_fn）；
+        3. 奖励和优势：filtering.step_rewards → losses.group_advantages（或学生自己的 advantage_fn）；
         4. 更新：μ 次，每次 kernel.loss_and_grad 算损失和梯度（objective.rl_objective 拼出损失），优化器走一步；
         5. 记录：History 的一行（熵、KL、裁剪比例、路径 pass@1……）。
     这里不写任何损失公式。参数就是 TrainableLLM.params 这个 (12, 3) 数组，原地训练。
+    train 里的循环就是这五步，每一步是 _Run 的一个方法（sample、advantages、update、record）；
+    _Run 记着一次训练的状态（模型、配置、优化器、采样数……），价值表（advantage="gae"）在 _Critic 里。
 
 【和真实系统的不同】optimizer="sgd"（默认）是朴素的梯度下降（参数 −= lr × 梯度，和参考模块的 apply_grads 一致），
     optimizer="adam" 是 Adam（真实系统用 AdamW）；每次更新用整批数据（真实系统还会把一批切成小批）；
@@ -21,15 +23,13 @@ import numpy as np
 
 from ..arithmetic import CONTEXTS
 from ..exact import CorrectPaths, correct_paths, exact_pass_at_1
-from ..history import History
+from ..history import History, stop_on_interrupt
 from ..optim import SGD, Adam
-from ..policy import base_logit_table, log_softmax_rows
+from ..policy import base_logit_table, log_softmax_rows, softmax_rows
 from ..problems import default_problems
 from ..sampler import prepare_problems
-from ..trainable import check_trainable
-from ..policy import softmax_rows
-from ..trainable import TrainableLLM
-from . import critic, kernel, losses
+from ..trainable import TrainableLLM, check_trainable
+from . import critic, filtering, kernel, losses
 from .config import resolve_config
 from .filtering import concat_rollouts, draw_groups
 
@@ -87,9 +87,25 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
         hist = train(TrainableLLM(1e9), "grpo", *default_problems(0))
         hist = train(model, preset("dapo", iterations=100), train_set, heldout,
                      advantage_fn=my_advantages, surrogate_fn=my_surrogate)
-    【Python 小知识】try / except KeyboardInterrupt 可以接住 Ctrl+C：notebook 里按"中断"按钮也是发这个异常。
+    【Python 小知识】Ctrl+C 是一个异常（KeyboardInterrupt），notebook 里按"中断"按钮也是发这个异常；
+        history.stop_on_interrupt 用 with 语句接住它（RL 和模仿学习共用）。
     """
     cfg = resolve_config(config)
+    batch, paths, ref_params = _check_inputs(model, cfg, train_problems, heldout_problems, advantage_fn, surrogate_fn,
+                                             callback, reference)
+    run = _Run(model, cfg, batch, paths, ref_params, advantage_fn, surrogate_fn)
+    with stop_on_interrupt(run.hist, cfg.iterations, "次迭代", "全部更新", run.unrecorded):
+        for it in range(1, cfg.iterations + 1):
+            draws, row = run.sample(it)                       # 1. 采样、2. 过滤；row 先记下这批采样的统计
+            if draws.kept:                                    # （动态采样到了上限也可能一组都没凑到：不更新）
+                roll, adv = run.advantages(draws, row)        # 3. 奖励 → 优势
+                run.update(roll, adv, row)                    # 4. μ 次更新
+            run.record(row, callback)                         # 5. 记录
+    return run.finish()
+
+
+def _check_inputs(model, cfg, train_problems, heldout_problems, advantage_fn, surrogate_fn, callback, reference):
+    """train 的参数检查；返回 (训练题 ProblemBatch, 留出题的 CorrectPaths, 参考策略的参数)。"""
     check_trainable(model)
     if not model.cot:
         raise ValueError("只能训练有思维链的模型（cot=True）")
@@ -107,127 +123,156 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
             raise TypeError(f"{name} 必须是函数（可调用对象），收到 {fn!r}")
     if advantage_fn is not None and cfg.reward != "outcome":
         raise ValueError(f"自定义的 advantage_fn 只支持 reward='outcome'，收到 reward={cfg.reward!r}")
-    if reference is None:
-        ref_params = model.params.copy()
-    else:
+    if reference is not None:
         check_trainable(reference, "reference")
         if reference.size != model.size:
             raise ValueError(f"reference 的大小 {reference.size:g} 必须和 model 的大小 {model.size:g} 相同")
-        ref_params = reference.params.copy()
-
-    G = cfg.group_size
-    base = base_logit_table(model.size)
-    ref_logp_table = log_softmax_rows(base + ref_params, cfg.temperature)
-    max_len = int(batch.mask.sum(axis=1).max())
-    rng = np.random.default_rng(cfg.seed)
-    use_critic = cfg.advantage == "gae"
-    if use_critic and advantage_fn is not None:
+    if cfg.advantage == "gae" and advantage_fn is not None:
         raise ValueError("advantage=\"gae\" 的优势来自价值表，不能同时给 advantage_fn")
-    hist = History(RL_COLUMNS + (CRITIC_COLUMNS if use_critic else ()), {
-        "algorithm": "rl", "config": cfg.to_dict(), "seed": cfg.seed, "model_size": model.size,
-        "n_train": len(batch), "n_heldout": int(paths.mask.shape[0]), "start_pass1_exact": exact_pass_at_1(model, paths),
-        "advantage_fn": getattr(advantage_fn, "__name__", "custom") if advantage_fn else None,
-        "surrogate_fn": getattr(surrogate_fn, "__name__", "custom") if surrogate_fn else None,
-    }, CRITIC_HEADERS if use_critic else None)
-    samples, it, updates_done, short = 0, 0, 0, 0
-    optimizer = (Adam if cfg.optimizer == "adam" else SGD)(model.params, cfg.lr)
-    if use_critic:                                     # 价值表 V[t, c, ok]，拉平存放；自己的 Adam
-        shape = critic.table_shape(batch.mask.shape[1])
-        table = np.zeros(int(np.prod(shape)))
-        critic_opt = Adam(table, cfg.critic_lr)
-        train_paths = correct_paths(batch) if cfg.reward == "outcome" else None
-    snapshots = [model.params.copy()] if cfg.staleness else None       # 最近 k + 1 次的参数（陈旧采样用）
-    try:
-        for it in range(1, cfg.iterations + 1):
-            updates_done = 0
-            # ---- 1. 采样、过滤（动态采样时可能采好几批）----
-            sampler_model = model
-            if cfg.staleness:                          # 用 k 次更新之前的参数采样
-                sampler_model = TrainableLLM(model.size)
-                sampler_model.params[:] = snapshots[0]
-            draws = draw_groups(sampler_model, batch, cfg, rng)
-            if draws.short:
-                short += 1
-                if cfg.on_short == "raise":
-                    got = sum(len(d) for d in draws.kept) // G
-                    raise RuntimeError(f"动态采样：第 {it} 次迭代采了 max_draws = {cfg.max_draws} 批，只凑到 {got} / "
-                                       f"{cfg.batch_problems} 组奖励不全相同的题（on_short=\"raise\"，和 verl 一样停下）。"
-                                       f"可以加大 max_draws、减小 batch_problems，或设 on_short=\"train\" 用凑到的组训练")
-            n_drawn = sum(len(d) for d in draws.drawn)
-            samples += n_drawn
-            everything = concat_rollouts(draws.drawn)
-            rewards = losses.step_rewards(everything, cfg.reward)
-            row = {"iteration": it, "samples": samples, "reward": _mean_reward(rewards, everything.mask),
-                   "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
-                   "groups": sum(len(d) for d in draws.kept) // G,
-                   **_sampling_stats(everything, base + model.params, ref_logp_table, cfg)}
-            # ---- 2. 奖励 → 优势 → μ 次更新 ----
-            if draws.kept:
-                roll = concat_rollouts(draws.kept)
-                r = rewards if roll is everything else losses.step_rewards(roll, cfg.reward)
-                if advantage_fn is not None:
-                    adv = np.asarray(advantage_fn(r, G), dtype=float)
-                    if adv.shape != r.shape or not np.all(np.isfinite(adv)):
-                        raise ValueError(f"advantage_fn 必须返回和 rewards 形状相同（{r.shape}）的有限数组，"
-                                         f"收到形状 {adv.shape}")
-                elif use_critic:
-                    idx = critic.state_index(roll, shape[0])
-                    values = np.where(roll.mask, table[idx], 0.0)
-                    per_step = critic.outcome_step_rewards(r, roll.mask) if r.ndim == 1 else r
-                    adv, returns = critic.gae(per_step, values, roll.mask, cfg.gamma, cfg.lam)
-                    adv = losses.whiten(adv, roll.mask)                     # verl 把 GAE 的优势整批白化
-                    if train_paths is not None:
-                        v_star = critic.exact_values(softmax_rows(base + model.params, cfg.temperature), train_paths,
-                                                     np.concatenate(draws.kept_problems), roll)
-                        row["value_err"] = float(np.sqrt(np.mean((values - v_star)[roll.mask] ** 2)))
-                    else:
-                        row["value_err"] = float("nan")
-                else:
-                    adv = losses.group_advantages(r, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
-                                                  None if r.ndim == 1 and cfg.advantage != "reinforce_pp"
-                                                  else roll.mask)
-                steps = kernel.step_batch(roll, adv, max_len, check=False)
-                if cfg.staleness:                      # π_old = 这次迭代开始时的策略；权重 min(π_old / π_beh, C)
-                    steps = kernel.stale_steps(steps, model.params, base, cfg)
-                ref_logp = ref_logp_table[steps.ctx, steps.actions]
-                stats, vlosses = [], []
-                for _ in range(cfg.mu):
-                    res = kernel.loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn,
-                                               want_kl_est=False)
-                    stats.append((res.loss, float(np.linalg.norm(res.grad)), res.clip_low, res.clip_high))
-                    optimizer.step(model.params, res.grad)
-                    updates_done += 1
-                    if use_critic:                     # 价值表也走一步：½(V − 回报)² 的梯度
-                        vl, dv = critic.value_loss(np.where(roll.mask, table[idx], 0.0), returns, roll.mask)
-                        critic_opt.step(table, cfg.vf_coef * critic.table_gradient(idx, dv, roll.mask, table.size))
-                        vlosses.append(vl)
-                    if cfg.staleness:
-                        snapshots = (snapshots + [model.params.copy()])[-(cfg.staleness + 1):]
-                st = np.array(stats)
-                row.update(loss=float(st[:, 0].mean()), grad_norm=float(st[:, 1].mean()),
-                           clip_low=float(st[:, 2].mean()), clip_high=float(st[:, 3].mean()))
-                if use_critic:
-                    row["value_loss"] = float(np.mean(vlosses))
-            else:                                                          # 动态采样到了上限也没凑到一组
-                row.update(loss=0.0, grad_norm=0.0, clip_low=0.0, clip_high=0.0)
-                if use_critic:
-                    row.update(value_err=float("nan"), value_loss=float("nan"))
-            row["pass1_exact"] = exact_pass_at_1(model, paths)
-            hist.append(row)
-            updates_done = 0
-            if callback is not None:
-                callback(hist, model)
-    except KeyboardInterrupt:
-        hist.interrupted = True
-        partial = f"（第 {it} 次迭代做了 {updates_done} 次更新，没有记录）" if updates_done else ""
-        hist.message = (f"训练被中断（KeyboardInterrupt）：完成了 {hist.n_rows} / {cfg.iterations} 次迭代{partial}；"
-                        f"模型保留了到中断为止的全部更新。")
-    hist.meta["final_pass1_exact"] = exact_pass_at_1(model, paths)
-    hist.meta["short_batches"] = short
-    if use_critic:
-        hist.meta["critic_table"] = table.reshape(shape).tolist()
-    hist.meta["interrupted"] = hist.interrupted
-    return hist
+    return batch, paths, (model if reference is None else reference).params.copy()
+
+
+class _Run:
+    """一次 train 的状态（模型、配置、题目、参考策略、优化器、训练记录、采样数……）和循环的每一步。"""
+
+    def __init__(self, model, cfg, batch, paths, ref_params, advantage_fn, surrogate_fn):
+        self.model, self.cfg, self.batch, self.paths = model, cfg, batch, paths
+        self.advantage_fn, self.surrogate_fn = advantage_fn, surrogate_fn
+        self.base = base_logit_table(model.size)
+        self.ref_logp_table = log_softmax_rows(self.base + ref_params, cfg.temperature)
+        self.max_len = int(batch.mask.sum(axis=1).max())
+        self.rng = np.random.default_rng(cfg.seed)
+        self.critic = _Critic(cfg, batch) if cfg.advantage == "gae" else None
+        self.hist = History(RL_COLUMNS + (CRITIC_COLUMNS if self.critic else ()), {
+            "algorithm": "rl", "config": cfg.to_dict(), "seed": cfg.seed, "model_size": model.size,
+            "n_train": len(batch), "n_heldout": int(paths.mask.shape[0]),
+            "start_pass1_exact": exact_pass_at_1(model, paths),
+            "advantage_fn": getattr(advantage_fn, "__name__", "custom") if advantage_fn else None,
+            "surrogate_fn": getattr(surrogate_fn, "__name__", "custom") if surrogate_fn else None,
+        }, CRITIC_HEADERS if self.critic else None)
+        self.samples, self.it, self.updates_done, self.short = 0, 0, 0, 0
+        self.optimizer = (Adam if cfg.optimizer == "adam" else SGD)(model.params, cfg.lr)
+        self.snapshots = [model.params.copy()] if cfg.staleness else None    # 最近 k + 1 次的参数（陈旧采样用）
+
+    def sample(self, it):
+        """1. 采样、2. 过滤（filtering.draw_groups）；返回 (Draws, 这一行记录里采样的部分：奖励、熵、KL……)。"""
+        cfg, G = self.cfg, self.cfg.group_size
+        self.it, self.updates_done = it, 0
+        sampler_model = self.model
+        if cfg.staleness:                          # 用 k 次更新之前的参数采样
+            sampler_model = TrainableLLM(self.model.size)
+            sampler_model.params[:] = self.snapshots[0]
+        draws = draw_groups(sampler_model, self.batch, cfg, self.rng)
+        if draws.short:
+            self.short += 1
+            if cfg.on_short == "raise":
+                got = sum(len(d) for d in draws.kept) // G
+                raise RuntimeError(f"动态采样：第 {it} 次迭代采了 max_draws = {cfg.max_draws} 批，只凑到 {got} / "
+                                   f"{cfg.batch_problems} 组奖励不全相同的题（on_short=\"raise\"，和 verl 一样停下）。"
+                                   f"可以加大 max_draws、减小 batch_problems，或设 on_short=\"train\" 用凑到的组训练")
+        n_drawn = sum(len(d) for d in draws.drawn)
+        self.samples += n_drawn
+        everything = concat_rollouts(draws.drawn)
+        rewards = filtering.step_rewards(everything, cfg.reward)
+        self.drawn = everything, rewards                   # 没有丢掉组时，advantages 直接用这份奖励
+        row = {"iteration": it, "samples": self.samples, "reward": _mean_reward(rewards, everything.mask),
+               "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
+               "groups": sum(len(d) for d in draws.kept) // G,
+               "loss": 0.0, "grad_norm": 0.0, "clip_low": 0.0, "clip_high": 0.0,    # 一组都没凑到、不更新时就是这些
+               **_sampling_stats(everything, self.base + self.model.params, self.ref_logp_table, cfg)}
+        if self.critic is not None:
+            row.update(value_err=float("nan"), value_loss=float("nan"))
+        return draws, row
+
+    def advantages(self, draws, row):
+        """3. 奖励 → 优势：学生的 advantage_fn、价值表 + GAE，或 losses.group_advantages；返回 (训练的解答, 优势)。"""
+        cfg, G = self.cfg, self.cfg.group_size
+        roll = concat_rollouts(draws.kept)
+        everything, rewards = self.drawn
+        r = rewards if roll is everything else filtering.step_rewards(roll, cfg.reward)
+        if self.advantage_fn is not None:
+            adv = np.asarray(self.advantage_fn(r, G), dtype=float)
+            if adv.shape != r.shape or not np.all(np.isfinite(adv)):
+                raise ValueError(f"advantage_fn 必须返回和 rewards 形状相同（{r.shape}）的有限数组，"
+                                 f"收到形状 {adv.shape}")
+        elif self.critic is not None:
+            probs = softmax_rows(self.base + self.model.params, cfg.temperature)
+            adv, row["value_err"] = self.critic.advantages(roll, r, probs, np.concatenate(draws.kept_problems))
+        else:
+            adv = losses.group_advantages(r, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
+                                          None if r.ndim == 1 and cfg.advantage != "reinforce_pp" else roll.mask)
+        return roll, adv
+
+    def update(self, roll, adv, row):
+        """4. μ 次更新：每次 kernel.loss_and_grad 算损失和梯度，优化器走一步（价值表也走一步）；row 记 μ 次的平均。"""
+        cfg, model = self.cfg, self.model
+        steps = kernel.step_batch(roll, adv, self.max_len, check=False)
+        if cfg.staleness:                      # π_old = 这次迭代开始时的策略；权重 min(π_old / π_beh, C)
+            steps = kernel.stale_steps(steps, model.params, self.base, cfg)
+        ref_logp = self.ref_logp_table[steps.ctx, steps.actions]
+        stats = []
+        for _ in range(cfg.mu):
+            res = kernel.loss_and_grad(model.params, self.base, steps, cfg, ref_logp, self.surrogate_fn,
+                                       want_kl_est=False)
+            stats.append((res.loss, float(np.linalg.norm(res.grad)), res.clip_low, res.clip_high))
+            self.optimizer.step(model.params, res.grad)
+            self.updates_done += 1
+            if self.critic is not None:
+                self.critic.step()
+            if cfg.staleness:
+                self.snapshots = (self.snapshots + [model.params.copy()])[-(cfg.staleness + 1):]
+        st = np.array(stats)
+        row.update(loss=float(st[:, 0].mean()), grad_norm=float(st[:, 1].mean()),
+                   clip_low=float(st[:, 2].mean()), clip_high=float(st[:, 3].mean()))
+        if self.critic is not None:
+            row["value_loss"] = float(np.mean(self.critic.losses))
+
+    def record(self, row, callback):
+        """5. 记录：更新之后的路径 pass@1，History 的一行，再调用 callback(history, model)。"""
+        row["pass1_exact"] = exact_pass_at_1(self.model, self.paths)
+        self.hist.append(row)
+        self.updates_done = 0
+        if callback is not None:
+            callback(self.hist, self.model)
+
+    def unrecorded(self):
+        """Ctrl+C 时的补充说明：这次迭代已经做了几次更新、还没有记录。"""
+        return f"（第 {self.it} 次迭代做了 {self.updates_done} 次更新，没有记录）" if self.updates_done else ""
+
+    def finish(self):
+        """训练结束（或被中断）：元数据里记下最后的路径 pass@1、凑不满的次数、价值表；返回 History。"""
+        critic_table = {"critic_table": self.critic.table.reshape(self.critic.shape).tolist()} if self.critic else {}
+        self.hist.meta.update(final_pass1_exact=exact_pass_at_1(self.model, self.paths), short_batches=self.short,
+                              **critic_table, interrupted=self.hist.interrupted)
+        return self.hist
+
+
+class _Critic:
+    """advantage="gae" 时的价值表 V[t, c, ok]（拉平存放，critic.py）和它自己的 Adam：给出 GAE 的优势，每次更新也训练它。"""
+
+    def __init__(self, cfg, batch):
+        self.cfg, self.shape = cfg, critic.table_shape(batch.mask.shape[1])
+        self.table = np.zeros(int(np.prod(self.shape)))
+        self.opt = Adam(self.table, cfg.critic_lr)
+        self.paths = correct_paths(batch) if cfg.reward == "outcome" else None     # 精确价值 V* 只对结果奖励
+
+    def advantages(self, roll, r, probs, problems):
+        """GAE 的优势（verl 把它整批白化），记下这批的状态和回报；返回 (优势, 价值表对 V* 的均方根误差，更新前)。"""
+        cfg = self.cfg
+        self.mask, self.idx, self.losses = roll.mask, critic.state_index(roll, self.shape[0]), []
+        values = np.where(roll.mask, self.table[self.idx], 0.0)
+        per_step = critic.outcome_step_rewards(r, roll.mask) if r.ndim == 1 else r
+        adv, self.returns = critic.gae(per_step, values, roll.mask, cfg.gamma, cfg.lam)
+        if self.paths is None:
+            return losses.whiten(adv, roll.mask), float("nan")
+        v_star = critic.exact_values(probs, self.paths, problems, roll)
+        return losses.whiten(adv, roll.mask), float(np.sqrt(np.mean((values - v_star)[roll.mask] ** 2)))
+
+    def step(self):
+        """价值表走一步：½(V − 回报)² 的梯度（乘 vf_coef），记下价值损失。"""
+        vl, dv = critic.value_loss(np.where(self.mask, self.table[self.idx], 0.0), self.returns, self.mask)
+        self.opt.step(self.table, self.cfg.vf_coef * critic.table_gradient(self.idx, dv, self.mask, self.table.size))
+        self.losses.append(vl)
 
 
 __all__ = ["CRITIC_COLUMNS", "RL_COLUMNS", "train"]

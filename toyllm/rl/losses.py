@@ -20,8 +20,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import as_int, as_real
-from .config import AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, REWARDS, SCALES, as_choice
+from .._checks import as_choice, as_int, as_real
+
+# 公式的选项写在公式旁边；config（RLConfig 的取值检查、命令行帮助）从这里导入它们，反过来不行
+ADVANTAGES = ("none", "mean", "rloo", "grpo")
+GROUP_ADVANTAGES = ADVANTAGES + ("reinforce_pp",)
+"""group_advantages 接受的方法：ADVANTAGES 加上 verl 的 REINFORCE++（reinforce_pp）。"""
+SCALES = ("group", "batch", "none")
+POLICY_LOSSES = ("ppo", "gspo", "cispo")
+"""替代损失：clipped_surrogate（PPO）、gspo_surrogate、cispo_surrogate。"""
+CISPO_CLIPS = ("verl", "trl")
+KL_ESTIMATORS = ("k1", "k2", "k3")
 
 
 # =============================================================================
@@ -270,7 +279,8 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         Surrogate 继承一个 NamedTuple 而不加 __slots__，所以实例还能多挂一个属性（dloss_dratio），解包仍是 3 个。
     """
     if validate:
-        eps_low, eps_high = _as_eps("eps_low", eps_low), _as_eps("eps_high", eps_high)
+        eps_low = as_real("eps_low", eps_low, 0.0, allow_inf=True)
+        eps_high = as_real("eps_high", eps_high, 0.0, allow_inf=True)
         rho, a = _as_float_array("ratio", ratio), _as_float_array("adv", adv)
         try:
             np.broadcast_shapes(rho.shape, a.shape)
@@ -332,7 +342,8 @@ def gspo_surrogate(log_ratio, adv, mask, eps_low=3e-4, eps_high=4e-4):
     a = np.where(m, a, 0.0)
     if not np.all(np.isfinite(a)) or np.isnan(lr[m]).any():
         raise ValueError("adv 必须是有限的数，log_ratio 在 mask 内不能是 NaN")
-    eps_low, eps_high = _as_eps("eps_low", eps_low), _as_eps("eps_high", eps_high)
+    eps_low = as_real("eps_low", eps_low, 0.0, allow_inf=True)
+    eps_high = as_real("eps_high", eps_high, 0.0, allow_inf=True)
     n = np.maximum(m.sum(axis=1), 1)
     s_i = np.exp(np.minimum(np.where(m, lr, 0.0).sum(axis=1) / n, 10.0))[:, None]
     low = m & (s_i < 1.0 - eps_low) & (a < 0)
@@ -370,7 +381,8 @@ def cispo_surrogate(ratio, adv, logp, eps_low=0.2, eps_high=0.2, convention="ver
         raise ValueError(f"ratio、adv、logp 的形状 {rho.shape}、{a.shape}、{lp.shape} 必须相同（或可以广播）") from None
     if np.any(~(rho > 0)) or not (np.all(np.isfinite(a)) and np.all(lp <= 0)):
         raise ValueError("ratio 必须都 > 0，adv 必须是有限的数，logp（对数概率）必须都 <= 0")
-    eps_low, eps_high = _as_eps("eps_low", eps_low), _as_eps("eps_high", eps_high)
+    eps_low = as_real("eps_low", eps_low, 0.0, allow_inf=True)
+    eps_high = as_real("eps_high", eps_high, 0.0, allow_inf=True)
     if convention == "verl":
         lo, hi = 1.0 - eps_low, 1.0 + eps_high
     else:
@@ -397,16 +409,10 @@ def truncated_is_weights(logp_old, logp_behaviour, cap=2.0):
     a, b = _as_float_array("logp_old", logp_old), _as_float_array("logp_behaviour", logp_behaviour)
     if a.shape != b.shape:
         raise ValueError(f"logp_old 的形状 {a.shape} 和 logp_behaviour 的形状 {b.shape} 必须相同")
-    cap = math.inf if cap is None else _as_eps("cap", cap)
+    cap = math.inf if cap is None else as_real("cap", cap, 0.0, allow_inf=True)
     if cap == 0:
         raise ValueError("cap（截断的上限 C）必须 > 0，收到 0")
     return np.minimum(np.exp(np.minimum(a - b, 700.0)), cap)
-
-
-def _as_eps(name, value):
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) and value == math.inf:
-        return math.inf
-    return as_real(name, value, low=0.0)
 
 
 # =============================================================================
@@ -514,6 +520,8 @@ AGGREGATION_TABLE = {
     所以 "constant" = TRL "dr_grpo"；verl "seq-mean-token-sum-norm" 是它的 B 倍（不是同一个数）。
 【例子】AGGREGATION_TABLE["dr_grpo"].formula → "Σ_{i,t} l_{i,t} / (B · L_max)"
 """
+AGGREGATIONS = tuple(AGGREGATION_TABLE)
+"""损失聚合的全部名字：本包原来的 3 个（别名）、verl 的 loss_agg_mode、TRL 的 loss_type。"""
 
 
 def aggregation_weights(mask, how="seq-mean", max_len=None):
@@ -609,33 +617,6 @@ def entropy(probs, logprobs, temperature=1.0):
     return Entropy(H, -(plogp + pi * H[..., None]) / temperature)
 
 
-# =============================================================================
-# 奖励
-# =============================================================================
-def step_rewards(rollouts, kind="outcome"):
-    """
-    奖励：outcome 是 (B,) 的 0/1（最终答案对不对）；process / procedure 是 (B, L) 的每步 0/1。
-
-    【思路】
-        · "outcome"：只看最终答案。做对的解答里每一步都被奖励 —— 包括一个"碰巧没出错的 bug 步"。
-        · "process"：每一步的值对不对（rollouts.step_ok：这一步的值等于对它自己的输入做正确运算的结果）。
-          粗心的一步被单独惩罚，前面做对的步不受连累（信用分配更准）；但碰巧没出错的 bug 步还是"对"的。
-        · "procedure"：每一步用的是不是正确的做法 —— 一个能读懂推理过程的"完美过程奖励模型"：
-          碰巧得到正确值的 bug 步也算错。真实系统里这样的奖励模型很难得到，这里用它做对照。
-    【参数】rollouts：sampler.Rollouts（用到 correct、step_ok、actions、mask）；kind："outcome" / "process" / "procedure"
-    【返回】float 数组：outcome 是 (B,)，另外两种是 (B, L)（mask 外是 0）
-    【例子】r = sample_rollouts(TrainableLLM(1e9), problems, 8, np.random.default_rng(0))
-        step_rewards(r).mean() 就是这一批的采样 pass@1；step_rewards(r, "process").sum(axis=1) 是每份解答做对了几步
-    """
-    kind = as_choice("kind", kind, REWARDS)
-    if not all(hasattr(rollouts, f) for f in ("correct", "step_ok", "actions", "mask")):
-        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
-    if kind == "outcome":
-        return rollouts.correct.astype(float)
-    ok = rollouts.step_ok if kind == "process" else rollouts.actions == 0
-    return np.where(rollouts.mask, ok, False).astype(float)
-
-
 def _as_float_array(name, value):
     if isinstance(value, (str, bytes, dict)):
         raise TypeError(f"{name} 必须是数（或数的数组），收到 {value!r}")
@@ -645,7 +626,8 @@ def _as_float_array(name, value):
         raise TypeError(f"{name} 必须是数（或数的数组），收到 {value!r}") from None
 
 
-__all__ = ["AGGREGATION_TABLE", "Aggregation", "Entropy", "KLEstimates", "KLTerm", "KL_CLAMP", "Surrogate",
+__all__ = ["ADVANTAGES", "AGGREGATIONS", "AGGREGATION_TABLE", "Aggregation", "CISPO_CLIPS", "GROUP_ADVANTAGES",
+           "KL_ESTIMATORS", "POLICY_LOSSES", "SCALES", "Entropy", "KLEstimates", "KLTerm", "KL_CLAMP", "Surrogate",
            "WHITEN_EPS", "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clipped_surrogate",
            "constant_groups", "entropy", "group_advantages", "gspo_surrogate", "kl_estimates", "kl_estimator",
-           "reinforce_pp_advantages", "step_rewards", "truncated_is_weights", "whiten"]
+           "reinforce_pp_advantages", "truncated_is_weights", "whiten"]

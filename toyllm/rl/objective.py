@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import losses
-from .config import RLConfig, resolve_config
+from .config import resolve_config
 
 
 class Objective(NamedTuple):

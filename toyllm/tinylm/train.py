@@ -255,7 +255,7 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
     check_model(ref)
     rng = np.random.default_rng(cfg.seed)
     opt = Adam(model.params, cfg.lr)
-    G, T, dt = cfg.group_size, cfg.temperature, model.params["tok"].dtype
+    G, dt = cfg.group_size, model.params["tok"].dtype
     max_len = max(len(e.target) for e in examples)
     head = ValueHead(model.d, dt) if cfg.advantage == "gae" else None
     head_opt = Adam(head.params, cfg.critic_lr) if head else None
