@@ -5,6 +5,7 @@
     make_lecture_figures.py  讲义的图、表格和数字：make figures
     make_font_subset.py      重新生成 toyllm/fonts/ 里的中文字体子集
     check_reference.py       最初的 trainable_llm.py 能否原样跑在 toyllm 上（.ci/run 调用）
+    bench.py                 make bench：同一个 GRPO，朴素循环 vs 向量化引擎；各预设用时
     bench_eval.py            评估的速度
     bench_import.py          import toyllm 的用时、包里每个模块的行数
 
