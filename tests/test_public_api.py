@@ -330,7 +330,7 @@ CASES = [
     *[Case(f"exact.{name}", lambda: dict(model=_model(), problems=_problems()),
            {"model": "model", "problems": "problems", "temperature": "temperature"})
       for name in ("exact_entropy", "exact_pass_at_1", "expected_reward", "grad_expected_reward",
-                   "grad_log_expected_reward", "grad_mean_log_reward", "log_expected_reward", "mean_log_reward")],
+                   "log_expected_reward", "mean_log_reward")],
     Case("exact.exact_pass_at_k", lambda: dict(model=_model(), problems=_problems(), k=[1, 2]),
          {"model": "model", "problems": "problems", "k": "ks", "temperature": "temperature"}),
     Case("evaluation.draw_samples", lambda: dict(model=_model(), problems=_problems(), n=2, rng=np.random.default_rng(0)),

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._checks import as_int, as_real
+from ..entropy import entropy_and_grad
 from .config import AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, REWARDS, SCALES, as_choice
 
 
@@ -590,8 +591,8 @@ def entropy(probs, logprobs, temperature=1.0):
     """
     每一行分布 π = softmax(z / T) 的熵 H = −Σ_j π_j log π_j，和它对 logits z 的导数。
 
-    【思路】∂H/∂z_j = −π_j (log π_j + H) / T。损失里减去 c_H × H（熵奖励）：鼓励模型保持不确定，继续探索。
-        π_j = 0 的项按 0 log 0 = 0 处理。
+    【思路】∂H/∂z_j = −π_j (log π_j + H) / T（公式在 toyllm.entropy，玩具的精确计算也用它）。
+        损失里减去 c_H × H（熵奖励）：鼓励模型保持不确定，继续探索。π_j = 0 的项按 0 log 0 = 0 处理。
     【参数】probs、logprobs：(…, K) 数组（同一个分布的概率和对数概率）；temperature：> 0
     【返回】Entropy(value, dlogits)
     【例子】entropy(np.full(3, 1 / 3), np.log(np.full(3, 1 / 3))).value → log 3 ≈ 1.0986；dlogits → 0（均匀时熵最大）
@@ -602,9 +603,7 @@ def entropy(probs, logprobs, temperature=1.0):
         raise ValueError(f"probs 的形状 {pi.shape} 和 logprobs 的形状 {logpi.shape} 必须相同（至少一维、不为空）")
     if np.isnan(pi).any() or np.isnan(logpi).any():
         raise ValueError("probs / logprobs 里有 NaN")
-    plogp = np.where(pi > 0, pi * logpi, 0.0)
-    H = -plogp.sum(axis=-1)
-    return Entropy(H, -(plogp + pi * H[..., None]) / temperature)
+    return Entropy(*entropy_and_grad(pi, logpi, temperature))
 
 
 # =============================================================================
