@@ -21,7 +21,7 @@ LAYERS = [
     ("采样、精确计算", ["sampler", "exact"]),
     ("训练记录、RL 的配置和公式（不知道玩具模型）", ["history", "rl.config", "rl.losses", "rl.critic"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
-    ("评估、画图、保存、命令行；小 transformer", ["evaluation", "plotstyle", "plots", "checkpoint", "demo", "train_cli", "tinylm",
+    ("评估、画图、保存、命令行；小 transformer", ["evaluation", "experiments", "plotstyle", "plots", "checkpoint", "demo", "train_cli", "tinylm",
                         "doctor"]),
     ("界面、作业、入口", ["widgets", "homework", "homework.checks", "__main__", ""]),
 ]

@@ -81,7 +81,16 @@ def path_probs(model, paths, temperature=1.0):
 
 
 def step_right(probs, paths):
-    """一步"做对"的概率 s_t = π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]：probs (P, L, 3) → (P, L)，不存在的步记为 1。"""
+    """
+    正确路径上每一步"做对"的概率 s_t = π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]（careless 一定错）。
+
+    【参数】probs：(P, L, 3) 每一步三种做法的概率；paths：CorrectPaths
+    【返回】(P, L) 数组，不存在的步记为 1（乘进去不影响）
+    """
+    if not isinstance(paths, CorrectPaths):
+        raise TypeError(f"paths 必须是 CorrectPaths（correct_paths(problems) 的结果），收到 {type(paths).__name__}")
+    if not (isinstance(probs, np.ndarray) and probs.shape == paths.ctx.shape + (3,)):
+        raise ValueError(f"probs 必须是形状 {paths.ctx.shape + (3,)} 的数组（每一步三种做法的概率），收到 {probs!r}"[:300])
     return np.where(paths.mask, probs[..., 0] + probs[..., 1] * paths.bug_ok, 1.0)
 
 

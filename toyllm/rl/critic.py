@@ -153,7 +153,7 @@ def exact_values(probs, paths, problem, rollouts):
     每份解答每一步之前的**精确**价值 V*(s_t) = P(从这里做到最后全对)，形状 (B, L)。
 
     【思路】在正确路径上时 V* = ∏_{s ≥ t} P(第 s 步对)（这道题后面每一步都做对的概率）；离开了正确路径是 0
-        （不算"写错后又被修好"：课上的题目里不到 1% 的样本）。第 0 步的 V* 就是这道题的路径 pass@1。
+        （不算"写错后又被修好"的样本：它们很少，notebook 04 量出有多少）。第 0 步的 V* 就是这道题的路径 pass@1。
     【参数】probs：(12, 3) 策略概率；paths：exact.CorrectPaths（训练题的正确路径）；
         problem：(B,) 每份解答是 paths 的第几道题；rollouts：sampler.Rollouts（步数 L 和 paths 相同或更少）
     【返回】(B, L) 数组，mask 外是 0

@@ -258,11 +258,10 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）；
         用 dual-clip 时还有属性 .dual_clipped = (A < 0) & (−cA < 原来的损失)（verl 记录为 pg_clipfrac_lower）
     【边界】ratio 必须 > 0（它是两个概率之比）。
-        在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生（默认 lr = 2 时重要性比率几乎不离开 [0.8, 1.2]）。
-        但 lr = 2 时 PPO / DAPO 预设的曲线仍和 GRPO 不同：μ = 4 让每批数据多做 3 次更新，动态采样多用好几倍样本
-        （notebook 06 第 1.4 节的表：1e9、200 次迭代后路径 pass@1 GRPO 约 0.94，PPO 约 0.996，DAPO 约 0.9998）。裁剪确实发生时（notebook 06：1e8、μ = 4、lr = 30），clip-higher
-        让"同样可行"的低概率做法 —— 不咬人情境里的 bug —— 保留了更多概率，熵更高，pass@1 不变；
-        这和 DAPO 在真实 LLM 上看到的方向一致。单看一批数据，它让低概率、优势为正的 correct 涨得更多。
+        在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生；PPO / DAPO 预设和 GRPO 的曲线不同，
+        主要来自 μ = 4 的多次更新和动态采样的更多样本（notebook 06 第 1.4 节量出这些曲线）。裁剪确实发生时
+        （notebook 06 的 clip-higher 实验），clip-higher 让"同样可行"的低概率做法 —— 不咬人情境里的 bug —— 保留了
+        更多概率，熵更高；这和 DAPO 在真实 LLM 上看到的方向一致。单看一批数据，它让低概率、优势为正的 correct 涨得更多。
     【例子】clipped_surrogate(np.array([1.0, 1.5, 0.5]), np.array([1.0, 1.0, -1.0]))
         → loss [−1.0, −1.2, 0.8]，clipped_high [F, T, F]，clipped_low [F, F, T]，dloss_dratio [−1, 0, 0]
         clipped_surrogate(np.array([5.0]), np.array([-1.0]), clip_ratio_c=3.0) → loss [3.0]（没有 c 时是 5.0），导数 [0]
