@@ -1,10 +1,11 @@
-"""tools/bench.py（维护者的速度基准）：它的朴素循环和引擎是同一个算法。"""
+"""维护者的工具：tools/bench.py 的朴素循环和引擎是同一个算法；tools/codelines.py 数代码行。"""
 
 import random
 
 import numpy as np
 
 from tools.bench import plain_grpo_gradient
+from tools.codelines import code_lines
 from toyllm.arithmetic import CONTEXTS, make_problem_set
 from toyllm.rl import RLConfig, group_advantages, policy_loss
 from toyllm.sampler import sample_rollouts
@@ -29,3 +30,10 @@ def test_bench_plain_loop_is_the_same_algorithm():
     adv = group_advantages(roll.correct.astype(float), 8)
     engine = policy_loss(model, roll, adv, RLConfig()).grad
     assert np.abs(plain + engine).max() < 1e-12 and np.abs(plain).max() > 1e-3
+
+
+def test_code_lines_skip_docstrings_comments_and_blank_lines():
+    """tools/codelines.py：文档字符串、注释、空行不算；一句跨两行的代码算两行。"""
+    source = '"""模块说明\n第二行"""\n\nimport math  # 注释\n\n\ndef f(x):\n    """一行说明。"""\n    # 注释\n' \
+             '    return math.sqrt(\n        x)\n'
+    assert code_lines(source) == 4
