@@ -21,7 +21,8 @@ from toyllm.rl.kernel import step_batch
 from toyllm.sampler import sample_rollouts
 from toyllm.toy_llm import UnknownContextError
 
-MODULES = ["toy_llm", "trainable", "policy", "sampler", "exact", "evaluation", "history", "problems", "imitation",
+MODULES = ["toy_llm", "trainable", "policy", "sampler", "exact", "estimators", "evaluation", "experiments", "scaling",
+           "history", "problems", "imitation",
            "rl.config", "rl.losses", "rl.kernel", "rl.filtering", "rl.loop"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 BAD = {"None": None, "str": "abc", "nan": math.nan, "empty_list": [], "empty_array": np.array([]), "negative": -1,
@@ -48,7 +49,10 @@ GOOD = {"model": lambda: TrainableLLM(1e9), "problems": lambda: PROBLEMS, "train
         "parts": lambda: [ROLLOUTS], "batch": lambda: PROBLEMS, "cfg": lambda: RLConfig(batch_problems=2, group_size=2),
         "models": lambda: [TrainableLLM(1e9)], "row": lambda: {}, "config": lambda: None, "cot": lambda: True,
         "judged": lambda: np.ones((2, 2)), "steps": lambda: STEPS, "params": lambda: np.zeros((12, 3)),
-        "base": lambda: np.zeros((12, 3)), "ref_logp": lambda: np.zeros(STEPS.mask.shape)}
+        "base": lambda: np.zeros((12, 3)), "ref_logp": lambda: np.zeros(STEPS.mask.shape),
+        "m": lambda: np.array([0, 2]), "C": lambda: [1e3, 1e4, 1e5, 1e6], "R": lambda: [0.2, 0.4, 0.7, 0.8],
+        "R0": lambda: 0.1, "A": lambda: 0.9, "B": lambda: 1.0, "C_mid": lambda: 1e4, "target": lambda: 0.5,
+        "history": lambda: {"iteration": [1, 2], "samples": [8, 16], "pass1_exact": [0.4, 0.6]}}
 OVERRIDES = {"context_key": {"a": lambda: 47, "b": lambda: 12}, "check_problems": {"name": lambda: "problems"},
              "log_likelihood": {"data": lambda: DATA}, "sft": {"data": lambda: DATA},
              "evaluate": {"rng": lambda: random.Random(0)}, "entropy_of": {"rng": lambda: random.Random(0)},

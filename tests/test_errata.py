@@ -21,18 +21,20 @@ def problems():
     return default_problems(0)
 
 
-def test_clipped_surrogate_docstring_numbers_are_the_lr2_runs(problems):
-    """第 1 点：lr = 2 时 PPO / DAPO 和 GRPO 的曲线不一样；docstring 里的三个数就是这三次训练的结果。"""
+def test_clipped_surrogate_lr2_claim(problems):
+    """
+    第 1 点（clipped_surrogate 的说明）：lr = 2 时 PPO / DAPO 和 GRPO 的曲线不一样（PPO、DAPO 的最终 pass@1 更高），
+    而 GRPO 根本没有裁剪 —— 差别不是裁剪带来的。数值由 notebook 06 第 1.4 节的表给出（nbval 比对），不写在说明里。
+    """
     train_set, heldout = problems
-    doc = losses.clipped_surrogate.__doc__
+    final = {}
     for name in ("grpo", "ppo", "dapo"):
         h = train(TrainableLLM(1e9), preset(name), train_set, heldout)
-        m = re.search(rf"{name.upper()} 约 ([0-9.]+)", doc)
-        assert m, f"clipped_surrogate 的说明里没有写 {name} 的结果"
-        digits = len(m.group(1).split(".")[1])
-        assert round(h["pass1_exact"][-1], digits) == pytest.approx(float(m.group(1))), name
+        final[name] = h["pass1_exact"][-1]
         if name == "grpo":
             assert max(max(h["clip_low"]), max(h["clip_high"])) == 0.0      # 差别不是裁剪带来的
+    assert final["grpo"] < final["ppo"] and final["grpo"] < final["dapo"]
+    assert "notebook 06 第 1.4 节" in losses.clipped_surrogate.__doc__
 
 
 @pytest.mark.parametrize("advantage,agg,beta,zero", [

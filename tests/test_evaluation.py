@@ -1,5 +1,6 @@
 """
-toyllm.evaluation：手工样本上已知答案的 maj@k / best-of-n，组合公式对照穷举，统计量对照理论值和精确值。
+toyllm.evaluation（和它用到的 toyllm.estimators）：手工样本上已知答案的 maj@k / best-of-n，组合公式对照穷举，
+统计量对照理论值和精确值；toyllm.experiments 的一次做完的实验；toyllm.scaling.scaling_curve。
 """
 
 import itertools
@@ -11,10 +12,11 @@ import numpy as np
 import pytest
 
 from toyllm import ToyLLM, TrainableLLM, make_problem_set, pass_at_k
-from toyllm.evaluation import (Estimate, SampleSet, best_of_k, best_of_k_from_verdicts, best_of_n,
-                               compare_exact_sampled, default_ks, draw_samples, estimate_mean, evaluate_sampled,
-                               inference_curves, maj_at_k, maj_vote, make_estimate, mean_best_worst, pass_at_k_sampled,
-                               sampling_stderr, scaling_curve, verify)
+from toyllm.estimators import Estimate, choose_ratio, estimate_mean, make_estimate, sampling_stderr
+from toyllm.evaluation import (SampleSet, best_of_k, best_of_k_from_verdicts, best_of_n, default_ks, draw_samples,
+                               maj_at_k, maj_vote, mean_best_worst, pass_at_k_sampled, verify)
+from toyllm.experiments import compare_exact_sampled, evaluate_sampled, inference_curves
+from toyllm.scaling import scaling_curve
 from toyllm.exact import exact_pass_at_1, exact_pass_at_k
 from toyllm.policy import prob_table
 
@@ -103,6 +105,15 @@ def test_best_of_k_formula_matches_brute_force():
         for k in range(1, n + 1):
             got = best_of_k_from_verdicts(correct[None], judged[None], k)[0]
             assert got == pytest.approx(brute_force_best(correct, judged, k), abs=1e-12)
+
+
+def test_choose_ratio_is_the_ratio_of_binomials():
+    for n in range(1, 13):
+        for k in range(1, n + 1):
+            want = [math.comb(m, k) / math.comb(n, k) for m in range(n + 1)]
+            assert np.allclose(choose_ratio(np.arange(n + 1), k, n), want, rtol=1e-13, atol=0)
+            assert [pass_at_k(n, c, k) for c in range(n + 1)] == [1.0 - float(choose_ratio(n - c, k, n))
+                                                                 for c in range(n + 1)]
 
 
 def test_best_of_k_with_exact_verifier_is_pass_at_k():
@@ -273,6 +284,8 @@ HAND = SampleSet.from_lists([[1, 2, 2, 2]], [1])
     (lambda ps: best_of_k(HAND, 2, verifier_error=-0.1), ValueError),
     (lambda ps: estimate_mean([]), ValueError),
     (lambda ps: make_estimate(0.5, 0.1, 3, level=1.0), ValueError),
+    (lambda ps: choose_ratio([1, 5], 2, 4), ValueError),
+    (lambda ps: choose_ratio([1.0, 2.0], 2, 4), ValueError),
     (lambda ps: draw_samples(ToyLLM(1e9), ps, 4, random.Random(0)), TypeError),
     (lambda ps: evaluate_sampled(ToyLLM(1e9), ps, 0, np.random.default_rng(0)), ValueError),
     (lambda ps: compare_exact_sampled(ToyLLM(1e9), ps, 1, np.random.default_rng(0)), ValueError),

@@ -19,8 +19,9 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from toyllm import ToyLLM, TrainableLLM, make_problem_set  # noqa: E402
-from toyllm.evaluation import (compare_exact_sampled, draw_samples, inference_curves, pass_at_k_sampled,  # noqa: E402
-                               scaling_curve)
+from toyllm.evaluation import draw_samples, pass_at_k_sampled  # noqa: E402
+from toyllm.experiments import compare_exact_sampled, inference_curves  # noqa: E402
+from toyllm.scaling import scaling_curve  # noqa: E402
 from toyllm.exact import exact_pass_at_k  # noqa: E402
 from toyllm.plots import (plot_context_bars, plot_exact_vs_sampled, plot_gradient_estimates,  # noqa: E402
                           plot_pass_at_k, plot_pass_at_k_estimates, plot_scaling, plot_test_time_compute,

@@ -115,19 +115,19 @@ PATH = str(__import__("pathlib").Path(__import__("tempfile").gettempdir()) / "to
 
 
 def _curves():
-    from toyllm.evaluation import inference_curves
+    from toyllm.experiments import inference_curves
 
     return inference_curves([ToyLLM(1e9)], _problems(), 2, np.random.default_rng(0), subsets=2)
 
 
 def _scaling():
-    from toyllm.evaluation import scaling_curve
+    from toyllm.scaling import scaling_curve
 
     return scaling_curve(_problems(), np.random.default_rng(0), sizes=(1e8, 1e9), n=2)
 
 
 def _compared():
-    from toyllm.evaluation import compare_exact_sampled
+    from toyllm.experiments import compare_exact_sampled
 
     return [compare_exact_sampled(ToyLLM(1e9), _problems(), 2, np.random.default_rng(0))]
 
@@ -232,6 +232,7 @@ CASES = [
     Case("text.bar", lambda: dict(frac=0.5), {"frac": "number", "width": "count"}),
     Case("text.fmt_size", lambda: dict(size=1e9), {"size": "positive"}),
     Case("estimators.pass_at_k", lambda: dict(n=10, c=3, k=2), {"n": "count", "c": "count", "k": "count"}),
+    Case("estimators.choose_ratio", lambda: dict(m=[0, 3], k=2, n=4), {"m": "array", "k": "count", "n": "count"}),
     # ---- 规模曲线、梯度检查 ----------------------------------------------------------------
     Case("scaling.sigmoid_curve", lambda: dict(C=[1e3, 1e4], R0=0.1, A=0.9, B=1.0, C_mid=1e3),
          {"C": "array", "R0": "number", "A": "number", "B": "number", "C_mid": "positive"}),
@@ -330,7 +331,7 @@ CASES = [
     *[Case(f"exact.{name}", lambda: dict(model=_model(), problems=_problems()),
            {"model": "model", "problems": "problems", "temperature": "temperature"})
       for name in ("exact_entropy", "exact_pass_at_1", "expected_reward", "grad_expected_reward",
-                   "grad_log_expected_reward", "grad_mean_log_reward", "log_expected_reward", "mean_log_reward")],
+                   "log_expected_reward", "mean_log_reward")],
     Case("exact.exact_pass_at_k", lambda: dict(model=_model(), problems=_problems(), k=[1, 2]),
          {"model": "model", "problems": "problems", "k": "ks", "temperature": "temperature"}),
     Case("evaluation.draw_samples", lambda: dict(model=_model(), problems=_problems(), n=2, rng=np.random.default_rng(0)),
@@ -344,20 +345,20 @@ CASES = [
     Case("evaluation.best_of_n", lambda: dict(answers=[1, 2], scores=[0.1, 0.9]), {"answers": "answers", "scores": "array"}),
     Case("evaluation.verify", lambda: dict(answers=[1, 2, None], truth=3),
          {"answers": "answers", "truth": "answer", "error_rate": "number"}),
-    Case("evaluation.estimate_mean", lambda: dict(values=[0.1, 0.5]), {"values": "array", "level": "number"}),
-    Case("evaluation.make_estimate", lambda: dict(value=0.5, stderr=0.1, n=10),
+    Case("estimators.estimate_mean", lambda: dict(values=[0.1, 0.5]), {"values": "array", "level": "number"}),
+    Case("estimators.make_estimate", lambda: dict(value=0.5, stderr=0.1, n=10),
          {"value": "number", "stderr": "stderr", "n": "count", "level": "number"}),
-    Case("evaluation.sampling_stderr", lambda: dict(correct=np.array([[1, 0], [1, 1]])), {"correct": "array"}),
-    Case("evaluation.compare_exact_sampled", lambda: dict(model=_model(), problems=_problems(), n=2,
-                                                          rng=np.random.default_rng(0)),
+    Case("estimators.sampling_stderr", lambda: dict(correct=np.array([[1, 0], [1, 1]])), {"correct": "array"}),
+    Case("experiments.compare_exact_sampled", lambda: dict(model=_model(), problems=_problems(), n=2,
+                                                           rng=np.random.default_rng(0)),
          {"model": "model", "problems": "problems", "n": "count", "rng": "nprng", "temperature": "temperature"}),
-    Case("evaluation.evaluate_sampled", lambda: dict(model=_model(), problems=_problems(), n=2,
-                                                     rng=np.random.default_rng(0), subsets=2),
+    Case("experiments.evaluate_sampled", lambda: dict(model=_model(), problems=_problems(), n=2,
+                                                      rng=np.random.default_rng(0), subsets=2),
          {"model": "model", "problems": "problems", "n": "count", "rng": "nprng", "verifier_error": "number"}),
-    Case("evaluation.inference_curves", lambda: dict(models=[_model()], problems=_problems(), n=2,
-                                                     rng=np.random.default_rng(0), subsets=2),
+    Case("experiments.inference_curves", lambda: dict(models=[_model()], problems=_problems(), n=2,
+                                                      rng=np.random.default_rng(0), subsets=2),
          {"models": "problems", "problems": "problems", "n": "count", "rng": "nprng"}),
-    Case("evaluation.scaling_curve", lambda: dict(problems=_problems(), rng=np.random.default_rng(0), sizes=(1e9,), n=2),
+    Case("scaling.scaling_curve", lambda: dict(problems=_problems(), rng=np.random.default_rng(0), sizes=(1e9,), n=2),
          {"problems": "problems", "rng": "nprng", "sizes": "array", "n": "count"}),
     Case("evaluation.default_ks", lambda: dict(n=8), {"n": "count"}),
     Case("rl.group_advantages", lambda: dict(rewards=[1.0, 0.0, 1.0, 1.0], group_size=2),

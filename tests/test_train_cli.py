@@ -1,22 +1,15 @@
-"""python -m toyllm train：选项、预设覆盖、输出、保存、画图、Ctrl+C；bench 的朴素循环是同一个算法。"""
+"""python -m toyllm train：选项、预设覆盖、输出、保存、画图、Ctrl+C。"""
 
 import argparse
 import dataclasses
 import io
-import random
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-
 import toyllm.train_cli as cli
 from toyllm.__main__ import build_parser
-from toyllm.arithmetic import CONTEXTS, make_problem_set
-from toyllm.bench import plain_grpo_gradient
-from toyllm.rl import PRESETS, RLConfig, group_advantages, policy_loss
-from toyllm.sampler import sample_rollouts
-from toyllm.toy_llm import Sample
+from toyllm.rl import PRESETS, RLConfig
 from toyllm.trainable import TrainableLLM
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,25 +102,6 @@ def test_module_entry_point_runs():
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "用 GRPO 训练 1B 模型" in proc.stdout and proc.stderr == ""
-
-
-def test_bench_plain_loop_is_the_same_algorithm():
-    """基准里的朴素循环（add_grad 逐步累加）和引擎在同一批解答上给出同一个梯度。"""
-    problems = make_problem_set(random.Random(0), 12, 3, 8)
-    model = TrainableLLM(1e9)
-    model.params[...] = np.random.default_rng(0).normal(size=(12, 3)) * 0.3
-    roll = sample_rollouts(model, problems, 8, np.random.default_rng(1))
-    groups = []
-    for p_i, p in enumerate(problems):
-        rows = np.flatnonzero(roll.problem == p_i)
-        groups.append((p, [Sample(tuple(int(v) for v in roll.values[i, :roll.lengths[i]]),
-                                  tuple(("correct", "bug", "careless")[a] for a in roll.actions[i, :roll.lengths[i]]),
-                                  bool(roll.correct[i])) for i in rows]))
-    grads = plain_grpo_gradient(model, groups, batch_problems=len(problems), std_eps=1e-4)
-    plain = np.array([grads.get(k, [0.0, 0.0, 0.0]) for k in CONTEXTS])
-    adv = group_advantages(roll.correct.astype(float), 8)
-    engine = policy_loss(model, roll, adv, RLConfig()).grad
-    assert np.abs(plain + engine).max() < 1e-12 and np.abs(plain).max() > 1e-3
 
 
 def test_options_and_the_config_docstring_share_one_source():

@@ -5,8 +5,10 @@
     make_lecture_figures.py  讲义的图、表格和数字：make figures
     make_font_subset.py      重新生成 toyllm/fonts/ 里的中文字体子集
     check_reference.py       最初的 trainable_llm.py 能否原样跑在 toyllm 上（.ci/run 调用）
+    bench.py                 make bench：同一个 GRPO，朴素循环 vs 向量化引擎；各预设用时
     bench_eval.py            评估的速度
-    bench_import.py          import toyllm 的用时、包里每个模块的行数
+    bench_import.py          import toyllm 的用时、包里每个模块的物理行和代码行（超过 450 行的标出来）
+    codelines.py             数代码行（文档字符串、注释、空行不算）
 
 每个文件都可以在仓库根目录用 python tools/<名字>.py 运行；测试里用 import tools.<名字>。
 """

@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from toyllm import TrainableLLM, make_problem_set  # noqa: E402
-from toyllm.evaluation import draw_samples, evaluate_sampled  # noqa: E402
+from toyllm.evaluation import draw_samples  # noqa: E402
+from toyllm.experiments import evaluate_sampled  # noqa: E402
 from toyllm.exact import (answer_probs, correct_paths, exact_entropy, exact_pass_at_1,  # noqa: E402
                           grad_expected_reward)
 from toyllm.sampler import prepare_problems  # noqa: E402

@@ -1,5 +1,5 @@
 """
-`import toyllm` 要多久，包里每个模块有多少行。
+`import toyllm` 要多久，包里每个模块有多少行（物理行和代码行），哪些文件超过 450 行。
 
 【用法】（在仓库根目录）
     python tools/bench_import.py                          # 这个仓库
@@ -12,6 +12,8 @@
         · 进程里用 time.perf_counter 量的 import 语句本身的用时，以及 matplotlib、ipywidgets 有没有被带进来。
     每份检出都用 PYTHONPATH 指向它自己，在一个空的临时文件夹里运行（不会碰巧导入当前目录的东西）。
     这是打印数字的脚本，不是测试：速度和机器有关，测试里不检查它（tests/test_import.py 只检查没有导入 matplotlib）。
+    行数：每个模块的物理行数和代码行数（tools/codelines.py：文档字符串、注释、空行不算），合计；
+    物理行数超过 MAX_LINES 的文件标上 ✗（目标：一个文件一个概念，读得完）。
 """
 
 import argparse
@@ -24,7 +26,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tools.codelines import count_tree  # noqa: E402
+from toyllm.text import display_width  # noqa: E402
+
 GOAL = 0.3
+MAX_LINES = 450
 HEAVY = ("matplotlib", "ipywidgets")
 PROBE = ("import sys, time; t = time.perf_counter(); import toyllm; t = time.perf_counter() - t; "
          f"print(__import__('json').dumps([t, [m for m in {HEAVY!r} if m in sys.modules]]))")
@@ -43,15 +51,8 @@ def best_run(code, tree, repeats, cwd):
     return best
 
 
-def module_lines(tree):
-    """包里每个 .py 的行数：{相对路径: 行数}。"""
-    package = Path(tree) / "toyllm"
-    return {p.relative_to(package).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
-            for p in sorted(package.rglob("*.py"))}
-
-
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="import toyllm 的用时和包里每个模块的行数")
+    parser = argparse.ArgumentParser(description="import toyllm 的用时，包里每个模块的物理行数和代码行数")
     parser.add_argument("--repeats", type=int, default=15, help="每项运行几次取最快的（默认 15）")
     parser.add_argument("--baseline", type=Path, help="另一份检出（例如改动之前），同一次运行里比较")
     args = parser.parse_args(argv)
@@ -66,13 +67,22 @@ def main(argv=None):
             mark = "✓" if total - bare < GOAL else "✗"
             print(f"{label:<12}{total:8.3f} 秒，比空解释器多 {total - bare:.3f} 秒（目标 < {GOAL} 秒 {mark}）；"
                   f"import 语句本身 {inside:.3f} 秒；带进来的重型库：{', '.join(heavy) or '无'}")
-    lines = {label: module_lines(tree) for label, tree in trees.items()}
-    names = sorted(set().union(*lines.values()))
-    print("\n包里每个模块的行数：")
-    print(f"{'模块':<28}" + "".join(f"{label:>10}" for label in lines))
+    counts = {label: count_tree(Path(tree) / "toyllm") for label, tree in trees.items()}
+    names = sorted(set().union(*counts.values()))
+    print(f"\n包里每个模块的行数（物理行 / 代码行；代码行不算文档字符串、注释、空行；✗：超过 {MAX_LINES} 行）：")
+    print("模块" + " " * 24 + "".join(" " * (18 - display_width(label)) + label for label in counts))
     for name in names:
-        print(f"{name:<28}" + "".join(f"{table.get(name, '-'):>10}" for table in lines.values()))
-    print(f"{'合计':<28}" + "".join(f"{sum(table.values()):>10}" for table in lines.values()))
+        cells = []
+        for table in counts.values():
+            physical, code = table.get(name, ("-", "-"))
+            mark = " ✗" if physical != "-" and physical > MAX_LINES else "  "
+            cells.append(f"{physical:>8} / {code:>5}{mark}")
+        print(f"{name:<28}" + "".join(f"{c:>18}" for c in cells))
+    print("合计" + " " * 24 + "".join(f"{sum(p for p, _ in t.values()):>8} / {sum(c for _, c in t.values()):>5}  "
+                                    for t in counts.values()))
+    for label, table in counts.items():
+        big = [f"{name}（{physical} 行）" for name, (physical, _) in table.items() if physical > MAX_LINES]
+        print(f"{label}：超过 {MAX_LINES} 行的文件 {len(big)} 个" + (f"：{'、'.join(big)}" if big else ""))
     return 0
 
 

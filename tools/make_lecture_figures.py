@@ -30,11 +30,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, ToyLLM, TrainableLLM, fmt_size, make_problem_set  # noqa: E402
-from toyllm.evaluation import inference_curves, scaling_curve  # noqa: E402
 from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k  # noqa: E402
+from toyllm.experiments import inference_curves  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
 from toyllm.rl import default_problems, preset, train  # noqa: E402
-from toyllm.scaling import fit_sigmoid, reach_target  # noqa: E402
+from toyllm.scaling import fit_sigmoid, reach_target, scaling_curve  # noqa: E402
 
 LECTURES = ROOT / "lectures"
 FIGURES = LECTURES / "figures"

@@ -4,7 +4,6 @@
     python -m toyllm            第 6 讲的演示（训练前的情境表、pass@1、一次短训练的前后对比）
     python -m toyllm demo       同上
     python -m toyllm train ...  用任意预设训练（REINFORCE、RLOO、GRPO、Dr. GRPO、PPO、DAPO）
-    python -m toyllm bench      速度基准：朴素 Python 循环 vs 向量化引擎
     python -m toyllm doctor     检查环境（Python、依赖、字体、JupyterLab 小部件）
 
 每个子命令放在自己的模块里，这里只负责分发：只导入要运行的那一个子命令的模块
@@ -18,7 +17,6 @@ import sys
 COMMANDS = {
     "demo": ("toyllm.demo", "第 6 讲的演示：训练前后每个情境选 correct 的概率和 pass@1"),
     "train": ("toyllm.train_cli", "用某个预设训练模型，打印训练过程，可以保存模型和曲线"),
-    "bench": ("toyllm.bench", "速度基准：同一个 GRPO 训练，朴素循环 vs 向量化引擎"),
     "doctor": ("toyllm.doctor", "检查学习环境是否就绪"),
 }
 

@@ -6,10 +6,8 @@
     （careless 一定错）。各步独立，所以
         P(走对路径) = ∏_t P(第 t 步对)
     它比真正的 pass@1（答对的概率）略小：中间写错了、后面又被另一个错误"修好"的路径不在里面。
-    答对的概率由 answer_probs 精确算出（带着中间值的分布逐步走，所有路径都算），但慢得多；
-    课上的题里两者差约 0.1% ~ 1%（小模型、无思维链时最大，notebook 04 逐个大小算出这个差）。
-    exact_pass_at_1 / exact_pass_at_k / expected_reward / grad_expected_reward 等建立在快的"走对路径的概率"上；
-    answer_pass_at_k 和 grad_answer_reward 是建立在"答对的概率"上的对应版本（精确，但慢）。
+    答对的概率由 answer_probs 精确算出（带着中间值的分布逐步走，所有路径都算），但慢得多（两者差多少：notebook 04）。
+    exact_pass_at_1 / exact_pass_at_k / expected_reward / grad_expected_reward 等建立在快的"走对路径的概率"上。
     有了 p = P(走对路径)，pass@k 就用 1 − (1 − p)^k。
 
     J(Δ) = (1/P) Σ_i p_i（p_i 是走对路径的概率）是 Δ 的一个光滑函数，它对每个 Δ 的梯度也能精确写出来（grad_expected_reward），
@@ -27,6 +25,7 @@ import numpy as np
 
 from ._checks import as_int, as_real
 from .arithmetic import CONTEXTS, apply_op_np, context_ids_np, exact_np
+from .entropy import entropy_and_grad
 from .policy import check_table_model, prob_table
 from .sampler import VALUE_LIMIT, prepare_problems
 
@@ -81,11 +80,23 @@ def path_probs(model, paths, temperature=1.0):
     return tables[np.arange(L)[None, :], paths.ctx]
 
 
+def step_right(probs, paths):
+    """
+    正确路径上每一步"做对"的概率 s_t = π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]（careless 一定错）。
+
+    【参数】probs：(P, L, 3) 每一步三种做法的概率；paths：CorrectPaths
+    【返回】(P, L) 数组，不存在的步记为 1（乘进去不影响）
+    """
+    if not isinstance(paths, CorrectPaths):
+        raise TypeError(f"paths 必须是 CorrectPaths（correct_paths(problems) 的结果），收到 {type(paths).__name__}")
+    if not (isinstance(probs, np.ndarray) and probs.shape == paths.ctx.shape + (3,)):
+        raise ValueError(f"probs 必须是形状 {paths.ctx.shape + (3,)} 的数组（每一步三种做法的概率），收到 {probs!r}"[:300])
+    return np.where(paths.mask, probs[..., 0] + probs[..., 1] * paths.bug_ok, 1.0)
+
+
 def step_right_probs(model, paths, temperature=1.0):
-    """每道题每一步"做对"的概率 (P, L)；不存在的步记为 1（乘进去不影响）。"""
-    probs = path_probs(model, paths, temperature)
-    right = probs[..., 0] + probs[..., 1] * paths.bug_ok
-    return np.where(paths.mask, right, 1.0)
+    """每道题每一步"做对"的概率 (P, L)（step_right，策略概率来自 model）；不存在的步记为 1（乘进去不影响）。"""
+    return step_right(path_probs(model, paths, temperature), paths)
 
 
 def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
@@ -97,10 +108,9 @@ def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
         per_problem：True 时返回每道题的概率（numpy 数组）
     【返回】float（平均），或 (P,) 数组
     【边界】这是真正的 pass@1（答对的概率，answer_probs）的**下界**，少算了"写错后又被后面的错误修好"的路径：
-        加、减、乘（乘数 ≥ 1）在输入错了以后用 correct 做法一定还是错的，只有 bug / careless 恰好撞回正确值才会被修好。
-        课上的 100 道题里，两者差 0.0084（100M、无思维链）、0.0030（1B、有思维链）、0.0009（10B、有思维链）。
-        采样的"每一步都对"的比例和本函数一致，采样的 pass@1 和 answer_probs 一致（都有 10^6 份样本的测试）。
-        answer_probs 慢得多（100 道题要几秒），所以训练记录和梯度用本函数。
+        加、减、乘（乘数 ≥ 1）在输入错了以后用 correct 做法一定还是错的，只有 bug / careless 恰好撞回正确值才会被修好
+        （差多少：notebook 04）。采样的"每一步都对"的比例和本函数一致，采样的 pass@1 和 answer_probs 一致。
+        answer_probs 慢得多，所以训练记录和梯度用本函数。
     """
     paths = problems if isinstance(problems, CorrectPaths) else correct_paths(problems)
     p = step_right_probs(model, paths, temperature).prod(axis=1)
@@ -115,7 +125,7 @@ _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
 
 def _step_outcomes(op, x, b, probs):
     """
-    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率, 做法)，每个来源行 2 + 2·D 项。
+    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率)，每个来源行 2 + 2·D 项。
 
     correct 和 bug 各一项（bug 用 apply_op_np，负数输入时等于正确结果）；careless 在结果 c 的 D 位里均匀挑一位 i，
     各以 1/2 的概率 |c| ± 10^i（c = 0 时只能 +1），符号跟着 c —— 和 apply_op_np 抽随机数的方式一一对应。
@@ -136,8 +146,7 @@ def _step_outcomes(op, x, b, probs):
     val = np.concatenate([exact, bug, (sign * (m[:, None] + _POW10[:width])).ravel(),
                           (sign * (m[:, None] - _POW10[:width])).ravel()])
     w = np.concatenate([probs[:, 0], probs[:, 1], w_up.ravel(), w_down.ravel()])
-    proc = np.repeat(np.array([0, 1, 2, 2]), [len(x), len(x), len(x) * width, len(x) * width])
-    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w, proc
+    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
 
 
 def answer_probs(model, problems, temperature=1.0):
@@ -154,39 +163,24 @@ def answer_probs(model, problems, temperature=1.0):
         和 exact_pass_at_1（只走正确路径）的差，就是"被修好"的概率。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem（或 ProblemBatch）；temperature：≥ 0
     【返回】(P,) numpy 数组
-    【边界】慢：课上 3~8 步的题，中间值最多有上万种，100 道题要几秒（见 tools/bench_eval.py）。
-        所以 RL 的训练记录、pass@k 和梯度用的是快的 exact_pass_at_1（走对路径的概率）；这个函数用来对照和教学。
-        建立在它上面的 pass@k 和梯度：answer_pass_at_k、grad_answer_reward。
-        不接受 CorrectPaths（那里面只有正确路径，没有起始数）。
-    【例子】课上的 100 道题：answer_probs(ToyLLM(1e8), problems).mean() 比 exact_pass_at_1(ToyLLM(1e8), problems) 大约 0.006
+    【边界】慢：中间值可以有上万种（用时见 tools/bench_eval.py）。所以 RL 的训练记录、pass@k 和梯度用的是快的
+        exact_pass_at_1（走对路径的概率）；这个函数用来对照和教学。不接受 CorrectPaths（那里面只有正确路径，没有起始数）。
+    【例子】answer_probs(ToyLLM(1e8), problems).mean() ≥ exact_pass_at_1(ToyLLM(1e8), problems)（差多少：notebook 04）
     【Python 小知识】np.lexsort((值, 题号)) 先按题号、再按值排序，相同的 (题号, 值) 就挨在一起，np.add.reduceat 把它们加起来。
     """
-    return _answer_dp(model, problems, temperature, "answer_probs")[0]
-
-
-def _answer_dp(model, problems, temperature, name, grad=False):
-    """
-    answer_probs 的计算本身；grad=True 时再做一遍反向传播，返回 (q (P,), ∂ mean(q) / ∂Δ (12, 3))。
-
-    反向（reverse mode）：每个结果的"伴随量"a = ∂(Σ_i q_i) / ∂(这个结果的概率)。最后一步撞上答案的结果 a = 1；
-    合并出来的状态把 a 分给合并进去的每个结果；来源状态的 a = Σ 概率因子 × 结果的 a。
-    概率因子 π_j(c) · 常数 对 z_{c,k} 的导数是 它自己 × (1[j = k] − π_k)（softmax 的导数），和 grad_expected_reward 一样。
-    """
     if isinstance(problems, CorrectPaths):
-        raise TypeError(f"{name} 需要 list of Problem（CorrectPaths 只有正确路径），收到 CorrectPaths")
+        raise TypeError("answer_probs 需要 list of Problem（CorrectPaths 只有正确路径），收到 CorrectPaths")
     check_table_model(model)
-    temperature = _grad_temperature(temperature) if grad else as_real("temperature", temperature, low=0.0)
+    temperature = as_real("temperature", temperature, low=0.0)
     batch = prepare_problems(problems)
     P, L = batch.ops.shape
-    tables = [prob_table(model, temperature, 0 if model.cot else t) for t in range(L)]
     last = batch.lengths - 1
     out = np.zeros(P)
     pid, x, w = np.arange(P), batch.start.copy(), np.ones(P)
-    tape = []
     for t in range(L):
         op, b = batch.ops[pid, t], batch.operands[pid, t]
-        ctx = context_ids_np(op, x, b)
-        src, val, pw, proc = _step_outcomes(op, x, b, tables[t][ctx])
+        table = prob_table(model, temperature, 0 if model.cot else t)
+        src, val, pw = _step_outcomes(op, x, b, table[context_ids_np(op, x, b)])
         new_pid, new_w = pid[src], w[src] * pw
         final = last[new_pid] == t
         hit = final & (val == batch.answer[new_pid])
@@ -197,51 +191,9 @@ def _answer_dp(model, problems, temperature, name, grad=False):
         first = np.ones(len(val), dtype=bool)
         first[1:] = (val[1:] != val[:-1]) | (new_pid[1:] != new_pid[:-1])
         starts = np.nonzero(first)[0]
-        if grad:
-            tape.append((w, tables[t][ctx], ctx, src, pw, proc, hit, order, np.cumsum(first) - 1))
         pid, x = new_pid[starts], val[starts]
         w = np.add.reduceat(new_w, starts) if len(starts) else new_w
-    if not grad:
-        return out, None
-    g = np.zeros((len(CONTEXTS), 3))
-    adj = np.zeros(0)
-    for w, probs, ctx, src, pw, proc, hit, order, group in reversed(tape):
-        a = hit.astype(float)
-        a[order] = adj[group]
-        v = w[src] * pw * a                               # 每个结果对 ∂/∂z 的贡献的公共因子
-        c = ctx[src]
-        g += np.bincount(c * 3 + proc, weights=v, minlength=3 * len(CONTEXTS)).reshape(-1, 3)
-        g -= np.stack([np.bincount(c, weights=v * probs[src, k], minlength=len(CONTEXTS)) for k in range(3)], axis=1)
-        adj = np.bincount(src, weights=pw * a, minlength=len(w))
-    return out, g / (temperature * P)
-
-
-def answer_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
-    """
-    答对的路径 pass@k：每道题 1 − (1 − q)^k，q = answer_probs 算出的答对概率（所有路径），再对题目取平均。
-
-    【思路】和 exact_pass_at_k 相同的公式，只是把"走对路径的概率 p"换成"答对的概率 q"。
-    【参数】【返回】同 exact_pass_at_k（problems 只能是 list of Problem）
-    【边界】慢（见 answer_probs）。q ≥ p，所以它不小于 exact_pass_at_k。
-    【例子】answer_pass_at_k(ToyLLM(1e9), problems[:20], (1, 8)) → {1: 0.49, 8: 0.9…}
-    """
-    ks, single = _as_ks(k)
-    return _pass_at_ks(answer_probs(model, problems, temperature), ks, single, per_problem)
-
-
-def grad_answer_reward(model, problems, temperature=1.0):
-    """
-    答对的期望奖励 J_答对(Δ) = (1/P) Σ_i q_i 对每个 Δ 的精确梯度 (12, 3)，q_i = answer_probs（所有路径）。
-
-    【思路】沿着 answer_probs 的计算反向传播（链式法则，见 _answer_dp）：每条路径的概率是各步概率因子的乘积，
-        因子 π_j(c) · 常数 对 z_{c,k} 的导数是 它自己 × (1[j = k] − π_k)。和 grad_expected_reward（只走正确路径）
-        比，多了"被修好"的路径的贡献。
-    【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem；temperature：> 0
-    【返回】numpy 数组 (12, 3)，第 i 行对应 CONTEXTS[i]；每一行三个数之和是 0（和 grad_expected_reward 一样）
-    【边界】慢（见 answer_probs），适合几十道题；有测试和有限差分对照。
-    【例子】grad_answer_reward(TrainableLLM(1e9), problems[:20]) 和 grad_expected_reward(...) 很接近，但不相等
-    """
-    return _answer_dp(model, problems, temperature, "grad_answer_reward", grad=True)[1]
+    return out
 
 
 # =============================================================================
@@ -285,7 +237,7 @@ def exact_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
     【边界】和 exact_pass_at_1 一样，没有算"写错后又被修好"的路径，所以比真正的 pass@k 略小（想要答对的精确概率，
         把 answer_probs 的结果 q 代进 1 − (1 − q)^k）。k 没有上限（精确值不需要 k ≤ n）。
     【例子】exact_pass_at_k(ToyLLM(1e9), problems, 1) 等于 exact_pass_at_1(ToyLLM(1e9), problems)；
-        exact_pass_at_k(ToyLLM(1e9), problems, (1, 8)) → {1: 0.48, 8: 0.9…}
+        exact_pass_at_k(ToyLLM(1e9), problems, (1, 8)) → {1: p1, 8: p8}（p1 ≤ p8；数值见 notebook 04）
     【Python 小知识】1 − (1 − p)^k 在 p 很小时会损失精度，np.expm1(k · np.log1p(−p)) 是同一个数的精确写法。
     """
     ks, single = _as_ks(k)
@@ -309,13 +261,13 @@ def expected_reward(model, problems, temperature=1.0):
     下界（差的是"被修好"的概率，见 answer_probs），课上把它当作 RL 的目标。
 
     【思路】RL 要最大化的目标。把它单独起个名字，是为了和它的梯度 grad_expected_reward 放在一起看。
-    【例子】expected_reward(TrainableLLM(1e9), problems) ≈ 0.48（课上常用的 100 道题）
+    【例子】expected_reward(TrainableLLM(1e9), problems) 等于 exact_pass_at_1(TrainableLLM(1e9), problems)
     """
     return exact_pass_at_1(model, _as_paths(problems), temperature)
 
 
 def log_expected_reward(model, problems, temperature=1.0):
-    """log J：期望奖励（平均 pass@1）的对数。它的梯度见 grad_log_expected_reward。【边界】J = 0 时报错。"""
+    """log J：期望奖励（平均 pass@1）的对数；梯度 ∇ log J = ∇J / J。【边界】J = 0 时报错。"""
     J = expected_reward(model, problems, temperature)
     if J <= 0:
         raise ValueError("期望奖励 J = 0，log J = −∞，没有定义")
@@ -324,7 +276,7 @@ def log_expected_reward(model, problems, temperature=1.0):
 
 def mean_log_reward(model, problems, temperature=1.0):
     """
-    (1/P) Σ_i log p_i：每道题"全对"概率的对数的平均（不是 log J！见 grad_mean_log_reward）。
+    (1/P) Σ_i log p_i：每道题"全对"概率的对数的平均（不是 log J！它对做错概率大的题给的权重更大）。
 
     【边界】某道题 p_i = 0 时是 −inf，会报错。
     """
@@ -337,14 +289,11 @@ def mean_log_reward(model, problems, temperature=1.0):
 def _step_derivs(model, paths, temperature):
     """每一步做对的概率 s_t (P, L) 和 ∂s_t/∂z (P, L, 3)（z 是除以温度以后的 logits）。"""
     probs = path_probs(model, paths, temperature)
-    bug = paths.bug_ok.astype(float)
-    r = probs[..., 0] + probs[..., 1] * bug
+    r = step_right(probs, paths)
     w = np.zeros_like(probs)
     w[..., 0] = probs[..., 0]
-    w[..., 1] = probs[..., 1] * bug
-    dr = w - r[..., None] * probs
-    r = np.where(paths.mask, r, 1.0)
-    dr = np.where(paths.mask[..., None], dr, 0.0)
+    w[..., 1] = probs[..., 1] * paths.bug_ok
+    dr = np.where(paths.mask[..., None], w - r[..., None] * probs, 0.0)
     return r, dr
 
 
@@ -390,39 +339,6 @@ def grad_expected_reward(model, problems, temperature=1.0, per_problem=False):
     return _scatter(paths, contrib) / P
 
 
-def grad_log_expected_reward(model, problems, temperature=1.0):
-    """
-    log J 的精确梯度（J = 期望奖励 = 平均 pass@1）：∇ log J = ∇J / J，形状 (12, 3)。
-
-    【思路】这是"整体成功率的对数"的梯度：方向和 ∇J 完全相同，只是除以 J（成功率低时步子更大）。
-        注意它**不是**"每道题 log p_i 的平均"的梯度，那个见 grad_mean_log_reward。
-    【边界】J = 0 时 log J 没有定义，会报错。
-    """
-    paths = _as_paths(problems)
-    J = exact_pass_at_1(model, paths, temperature)
-    if J <= 0:
-        raise ValueError("期望奖励 J = 0，log J = −∞，没有梯度")
-    return grad_expected_reward(model, paths, temperature) / J
-
-
-def grad_mean_log_reward(model, problems, temperature=1.0):
-    """
-    (1/P) Σ_i log p_i 的精确梯度，形状 (12, 3)：(1/P) Σ_i Σ_t ∂ log s_t / ∂Δ。
-
-    【思路】log p_i = Σ_t log s_t 是一个和，梯度就是各步 log 梯度之和：
-            ∂ log s_t / ∂z_k = w_k / s_t − π_k
-        它相当于"让正确路径上的每一步都更可能做对"（很像在正确路径上做 SFT），
-        和 ∇J 不同：它对做错概率大的题（p_i 小）给的权重更大。
-    【边界】某一步 s_t = 0 时 log 没有定义，会报错。
-    """
-    paths = _as_paths(problems)
-    temperature = _grad_temperature(temperature)
-    r, dr = _step_derivs(model, paths, temperature)
-    if np.any(r <= 0):
-        raise ValueError("有一步做对的概率是 0，log r = −∞；grad_mean_log_reward 只在所有 s_t > 0 时有定义")
-    return _scatter(paths, dr / r[..., None] / temperature) / r.shape[0]
-
-
 def exact_entropy(model, problems, temperature=1.0):
     """
     策略在正确路径所经过的情境上的平均熵：对所有（题目, 步）取平均的 H(π(· | c_t)) = −Σ_j π_j log π_j（nats）。
@@ -433,10 +349,7 @@ def exact_entropy(model, problems, temperature=1.0):
     【参数】model；problems：list of Problem 或 CorrectPaths；temperature：≥ 0
     【返回】float，在 [0, log 3 ≈ 1.0986] 里
     【例子】exact_entropy(TrainableLLM(1e9), problems) 和 entropy_of(TrainableLLM(1e9), problems, random.Random(0)) 差不多
-    【Python 小知识】0 · log 0 按惯例记为 0：np.where(π > 0, π · log π, 0) 之前先把 π = 0 换成 1，免得 log 0 报警告。
     """
     paths = _as_paths(problems)
-    probs = path_probs(model, paths, as_real("temperature", temperature, low=0.0))
-    safe = np.where(probs > 0, probs, 1.0)
-    h = -(probs * np.log(safe)).sum(axis=-1)
+    h, _ = entropy_and_grad(path_probs(model, paths, as_real("temperature", temperature, low=0.0)))
     return float(h[paths.mask].mean())

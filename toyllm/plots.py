@@ -1,8 +1,8 @@
 """
 第 6 讲的标准图：pass@k 曲线、测试时计算曲线、规模曲线、训练前后每个情境的对比、训练曲线、精确值 vs 采样估计。
 
-【思路】每个函数吃的是 toyllm 别的函数直接给出的数据（evaluation.inference_curves、evaluation.scaling_curve、
-    evaluation.compare_exact_sampled、RL 的 History、作业面板的逻辑函数……），画一张中文标注的图。
+【思路】每个函数吃的是 toyllm 别的函数直接给出的数据（experiments.inference_curves、scaling.scaling_curve、
+    experiments.compare_exact_sampled、RL 的 History、作业面板的逻辑函数……），画一张中文标注的图。
     · 统一的约定（和 pandas、seaborn 一样）：单张图的函数有参数 ax=，多张小图的函数有参数 axes=。
       不给时新建一张固定大小的图（pyplot）；给了就画进你给的坐标轴（不新建图、不改图的大小和排版，
       也不加总标题 —— 那些归图的主人管）。返回值总是画了东西的坐标轴：单张图返回 Axes，
@@ -191,7 +191,7 @@ def plot_pass_at_k(curves, title="pass@k 随 k 的变化", ax=None):
 
 def plot_test_time_compute(data, by="metric", title=None, axes=None):
     """
-    测试时计算曲线（evaluation.inference_curves 的结果）。
+    测试时计算曲线（experiments.inference_curves 的结果）。
 
     【思路】by="metric"：三张小图 pass@k / maj@k / best-of-k（有噪声的验证器），每张里每个模型一条线 ——
         看"小模型多采样"能不能追上大模型；by="model"：每个模型一张小图，里面是三种用法 —— 看同样多的样本，
@@ -201,7 +201,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
         axes：画到已有的坐标轴上（至少和小图一样多：by="metric" 时 3 个，by="model" 时每个模型 1 个）
     【返回】画了图的 Axes 的 numpy 数组（每张小图一个）
     """
-    data = _check_keys("data", data, ("ks", "models", "verifier_error"), "evaluation.inference_curves")
+    data = _check_keys("data", data, ("ks", "models", "verifier_error"), "experiments.inference_curves")
     if by not in ("metric", "model"):
         raise ValueError(f"by 必须是 'metric' 或 'model'，收到 {by!r}")
     ks, models = list(data["ks"]), list(data["models"])
@@ -259,7 +259,7 @@ def _errorbar(ax, x, y, se, **kw):
 # =============================================================================
 def plot_scaling(data, title=None, axes=None):
     """
-    规模曲线（evaluation.scaling_curve 的结果）：左边是 pass@1 随参数量，右边是每个情境选 correct 的概率。
+    规模曲线（scaling.scaling_curve 的结果）：左边是 pass@1 随参数量，右边是每个情境选 correct 的概率。
 
     【思路】横轴是参数量（对数刻度）。线是精确值，带误差棒的点是采样估计（95% 置信区间）。
         右图 12 个情境：蓝色加法、绿色减法、红色乘法，颜色越深越难。
@@ -268,7 +268,7 @@ def plot_scaling(data, title=None, axes=None):
     【返回】两个 Axes 的 numpy 数组 [左图, 右图]
     """
     data = _check_keys("data", data, ("sizes", "exact", "sampled", "sampled_se", "context_exact", "context_sampled",
-                                      "context_se", "contexts"), "evaluation.scaling_curve")
+                                      "context_se", "contexts"), "scaling.scaling_curve")
     sizes = np.asarray(data["sizes"], dtype=float)
     fig = None
     if axes is None:
@@ -437,7 +437,7 @@ def plot_exact_vs_sampled(results, title="路径 pass@1 与采样估计（95% �
     """
     几个模型的路径 pass@1（横线）和采样估计（带误差棒的点）。
 
-    【参数】results：evaluation.compare_exact_sampled 结果的列表（每个模型一个）；title；
+    【参数】results：experiments.compare_exact_sampled 结果的列表（每个模型一个）；title；
         ax：画到已有的坐标轴上（默认新建一张 SINGLE 大小的图）
     【返回】画了图的 Axes
     【例子】plot_exact_vs_sampled([compare_exact_sampled(ToyLLM(s), problems, 16, rng) for s in (1e8, 1e9, 1e10)])

@@ -1,7 +1,10 @@
 """
-RL 的计算曲线：表现 R 对 RL 计算量 C 的 S 形曲线（ScaleRL，Khatri et al. 2025），拟合它，读出到目标要多少计算。
+规模：pass@1 随模型大小（scaling_curve），和 RL 的计算曲线 —— 表现 R 对 RL 计算量 C 的 S 形曲线
+（ScaleRL，Khatri et al. 2025），拟合它，读出到目标要多少计算。
 
-【思路】ScaleRL 把训练中的表现 R（玩具里是留出题上的路径 pass@1）对 RL 用掉的计算量 C
+【思路】scaling_curve：ToyLLM 的 correct logit 随 log10(参数量) 线性上升，pass@1 随 log(参数量) 是一条 S 形曲线
+    （notebook 04；精确值和采样估计放在一起）。
+    RL 的计算曲线：ScaleRL 把训练中的表现 R（玩具里是留出题上的路径 pass@1）对 RL 用掉的计算量 C
     （玩具里是累计采样的解答数）写成
         R(C) − R0 = (A − R0) / (1 + (C_mid / C)^B)
     R0 是训练开始时的值（已知，不拟合），A 是渐近线，B 是效率（曲线多陡），C_mid 是拿到一半提升需要的计算量。
@@ -18,12 +21,19 @@ RL 的计算曲线：表现 R 对 RL 计算量 C 的 S 形曲线（ScaleRL，Kha
 """
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_real
+from ._checks import as_int, as_real
+from .arithmetic import CONTEXT_NAMES, CONTEXTS
+from .estimators import LEVEL, sampling_stderr
+from .exact import correct_paths, exact_pass_at_1, path_probs
+from .policy import prob_table
+from .sampler import prepare_problems, sample_rollouts
+from .text import fmt_size
+from .toy_llm import ToyLLM
 
 _GRID_B = np.geomspace(0.1, 10.0, 61)     # 起点网格：B 从 0.1 到 10（等比）
 _GRID_L = 81                              # log C_mid 取 81 个点，覆盖数据的 log C 范围再向两边各延伸 2
@@ -218,6 +228,71 @@ def fit_sigmoid(C, R, R0, A=None, A_max=None):
         p = _fit(x, y, A - R0)
     rmse = math.sqrt(_sse(p, x, y) / len(x))
     return SigmoidFit(A=A_fit, B=float(p[1]), C_mid=math.exp(float(p[2])), R0=R0, rmse=rmse)
+
+
+# =============================================================================
+# 规模曲线：pass@1 随参数量
+# =============================================================================
+SCALING_SIZES = tuple(float(10 ** (8 + i / 2)) for i in range(9))
+"""规模曲线默认的参数量：1e8 … 1e12，每半个数量级一个点（9 个）。"""
+
+
+def scaling_curve(problems, rng, sizes=SCALING_SIZES, n=16, cot=True, temperature=1.0, level=LEVEL):
+    """
+    规模曲线：pass@1 随参数量（1e8 … 1e12）怎么变，精确值和采样估计；以及每个情境选 correct 的概率。
+
+    【思路】ToyLLM 的 correct logit 随 log10(参数量) 线性上升，pass@1 是每一步做对的概率的乘积，
+        所以它随 log(参数量) 画出一条 S 形曲线。每个情境单独看：π(correct | 情境) 是一条 sigmoid。
+        采样版本的每个情境：在模型自己走过的所有步里，落在这个情境、并且选了 correct 的比例
+        （模型做错以后会走到别的情境，所以和精确值略有不同；没有思维链时还和步号有关，精确值取正确路径上的平均）。
+    【参数】problems；rng：numpy.random.Generator；sizes：参数量的列表；n：每道题的样本数（≥ 2）；
+        cot：有没有思维链；temperature；level
+    【返回】可以直接画图的普通数据：
+        {"sizes": [...], "names": ["100M", ...], "cot": bool, "n": n, "problems": P,
+         "exact": [...], "sampled": [...], "sampled_se": [...]（采样标准误，题目固定）,
+         "contexts": [12 个中文情境名], "context_keys": [12 个 (运算, 难度)],
+         "context_exact": [[12 个数] × 每个规模], "context_sampled": [...], "context_se": [...],
+         "context_counts": [[12 个整数] × 每个规模]（采样时落在这个情境的步数；为 0 时 sampled、se 是 NaN）}
+    【例子】data = scaling_curve(problems, np.random.default_rng(0))；plots.plot_scaling(data)
+    """
+    n = as_int("n", n, low=2)
+    if not isinstance(cot, bool):
+        raise TypeError(f"cot 必须是 True 或 False，收到 {cot!r}")
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)) or len(sizes) == 0:
+        raise TypeError(f"sizes 必须是参数量的列表，例如 (1e8, 1e9, 1e10)，收到 {sizes!r}")
+    sizes = [as_real("sizes 里的参数量", s, 0.0, low_open=True) for s in sizes]
+    batch = prepare_problems(problems)
+    problems = list(batch.problems)
+    paths = correct_paths(problems)
+    out = {"sizes": sizes, "names": [fmt_size(s) for s in sizes], "cot": cot, "n": n, "problems": len(problems),
+           "exact": [], "sampled": [], "sampled_se": [],
+           "contexts": [CONTEXT_NAMES[key] for key in CONTEXTS], "context_keys": [tuple(key) for key in CONTEXTS],
+           "context_exact": [], "context_sampled": [], "context_se": [], "context_counts": []}
+    K = len(CONTEXTS)
+    for size in sizes:
+        model = ToyLLM(size, cot=cot)
+        r = sample_rollouts(model, batch, n, rng, temperature)
+        correct = r.correct.reshape(len(problems), n)
+        out["exact"].append(exact_pass_at_1(model, paths, temperature))
+        out["sampled"].append(float(correct.mean()))
+        out["sampled_se"].append(sampling_stderr(correct))
+        if cot:
+            ctx_exact = prob_table(model, temperature)[:, 0]
+        else:
+            pc = path_probs(model, paths, temperature)[..., 0][paths.mask]
+            cnt = np.bincount(paths.ctx[paths.mask], minlength=K)
+            sums = np.bincount(paths.ctx[paths.mask], weights=pc, minlength=K)
+            ctx_exact = np.divide(sums, cnt, out=np.full(K, np.nan), where=cnt > 0)
+        ctx = r.ctx[r.mask]
+        counts = np.bincount(ctx, minlength=K)
+        chose = np.bincount(ctx, weights=(r.actions[r.mask] == 0).astype(float), minlength=K)
+        frac = np.divide(chose, counts, out=np.full(K, np.nan), where=counts > 0)
+        se = np.sqrt(frac * (1 - frac) / np.where(counts > 0, counts, 1))
+        out["context_exact"].append([float(x) for x in ctx_exact])
+        out["context_sampled"].append([float(x) for x in frac])
+        out["context_se"].append([float(x) for x in se])
+        out["context_counts"].append([int(x) for x in counts])
+    return out
 
 
 # =============================================================================

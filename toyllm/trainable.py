@@ -32,6 +32,7 @@ import numpy as np
 
 from ._checks import as_int, as_real, as_rng
 from .arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, Problem, step_hardness
+from .entropy import entropy_and_grad
 from .estimators import pass_at_k
 from .problems import check_problems
 from .text import mean
@@ -334,13 +335,8 @@ def entropy_of(model, problems, rng, n=2):
     n = as_int("n", n, low=1)
     _check_model(model)
     problems = check_problems("problems", problems)
-    hs = []
-    for p in problems:
-        for _ in range(n):
-            s = model.generate(p, rng, TEMPERATURE)
-            for probs in probs_for(model, p, s):
-                hs.append(-math.fsum(q * math.log(q) for q in probs if q > 0))
-    return mean(hs)
+    probs = [row for p in problems for _ in range(n) for row in probs_for(model, p, model.generate(p, rng, TEMPERATURE))]
+    return mean(entropy_and_grad(probs)[0])
 
 
 HARD_CONTEXTS = (("加法，无进位", ("add", 0.0)), ("乘一位数", ("mul", 0.0)),

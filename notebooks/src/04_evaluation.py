@@ -13,7 +13,8 @@
 # %% [markdown]
 # ## 1. 准备
 #
-# 所有函数都来自 `toyllm`：`toyllm.exact` 精确计算，`toyllm.evaluation` 采样评估，`toyllm.plots` 画图。
+# 所有函数都来自 `toyllm`：`toyllm.exact` 精确计算，`toyllm.evaluation` 采样评估，`toyllm.experiments` 一次做完的评估实验，
+# `toyllm.scaling` 规模曲线，`toyllm.plots` 画图。
 # 题目是课上常用的 100 道 3~8 步的题；每一个随机数都来自固定种子的 `numpy.random.default_rng`，所以每次运行结果完全相同。
 #
 # 看输出：两个模型的名字和题目数。
@@ -29,12 +30,13 @@ from IPython.display import display
 
 from toyllm import ToyLLM, make_problem_set, pass_at_k
 from toyllm.display import Table
-from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, compare_exact_sampled, draw_samples,
-                               evaluate_sampled, inference_curves, maj_at_k, maj_vote, pass_at_k_sampled,
-                               scaling_curve, verify)
+from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, draw_samples, maj_at_k, maj_vote, pass_at_k_sampled,
+                               verify)
 from toyllm.exact import answer_probs, exact_pass_at_1, exact_pass_at_k
+from toyllm.experiments import compare_exact_sampled, evaluate_sampled, inference_curves
 from toyllm.plots import plot_exact_vs_sampled, plot_pass_at_k, plot_scaling, plot_test_time_compute
 from toyllm.plotstyle import use_chinese_font
+from toyllm.scaling import scaling_curve
 
 use_chinese_font()
 problems = make_problem_set(random.Random(0), 100, 3, 8)

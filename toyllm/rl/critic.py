@@ -27,6 +27,7 @@ import numpy as np
 
 from .._checks import as_int, as_real
 from ..arithmetic import CONTEXTS
+from ..exact import step_right
 
 _N_CTX = len(CONTEXTS)
 STATE_FEATURES = ("步号 t（0 … L_max − 1）", "下一步的情境 c（12 个）", "是否一直在正确路径上 ok（0 / 1）")
@@ -148,35 +149,24 @@ def table_gradient(index, dloss_dvalues, mask, size):
     return np.bincount(np.asarray(index)[m], weights=np.asarray(dloss_dvalues)[m], minlength=size)
 
 
-def right_probs(probs, paths):
-    """
-    正确路径上每一步"做对"的概率 (P, L)：π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]；不存在的步记为 1。
-
-    【参数】probs：(12, 3) 每个情境的策略概率；paths：exact.CorrectPaths（ctx、bug_ok、mask）
-    【返回】(P, L) 数组；每行的乘积就是这道题沿正确路径做对的概率
-    """
-    pc = probs[paths.ctx]
-    return np.where(paths.mask, pc[..., 0] + pc[..., 1] * paths.bug_ok, 1.0)
-
-
 def exact_values(probs, paths, problem, rollouts):
     """
     每份解答每一步之前的**精确**价值 V*(s_t) = P(从这里做到最后全对)，形状 (B, L)。
 
     【思路】在正确路径上时 V* = ∏_{s ≥ t} P(第 s 步对)（这道题后面每一步都做对的概率）；离开了正确路径是 0
-        （不算"写错后又被修好"：课上的题目里不到 1% 的样本）。第 0 步的 V* 就是这道题的路径 pass@1。
+        （不算"写错后又被修好"的样本：它们很少，notebook 04 量出有多少）。第 0 步的 V* 就是这道题的路径 pass@1。
     【参数】probs：(12, 3) 策略概率；paths：exact.CorrectPaths（训练题的正确路径）；
         problem：(B,) 每份解答是 paths 的第几道题；rollouts：sampler.Rollouts（步数 L 和 paths 相同或更少）
     【返回】(B, L) 数组，mask 外是 0
     【例子】v = exact_values(prob_table(model), correct_paths(train_set), rows[r.problem], r)
         （rows[r.problem]：采样时挑的题在训练题里的下标）
     """
-    right = right_probs(probs, paths)
+    right = step_right(probs[paths.ctx], paths)
     suffix = np.cumprod(right[:, ::-1], axis=1)[:, ::-1]          # ∏_{s ≥ t}
     L = rollouts.mask.shape[1]
     v = suffix[np.asarray(problem)][:, :L]
     return np.where(rollouts.mask & on_path(rollouts), v, 0.0)
 
 
-__all__ = ["STATE_FEATURES", "exact_values", "gae", "on_path", "outcome_step_rewards", "right_probs", "state_index",
+__all__ = ["STATE_FEATURES", "exact_values", "gae", "on_path", "outcome_step_rewards", "state_index",
            "table_gradient", "table_shape", "value_loss"]

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._checks import as_choice, as_int, as_real
+from ..entropy import entropy_and_grad
 
 # 公式的选项写在公式旁边；config（RLConfig 的取值检查、命令行帮助）从这里导入它们，反过来不行
 ADVANTAGES = ("none", "mean", "rloo", "grpo")
@@ -267,11 +268,10 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）；
         用 dual-clip 时还有属性 .dual_clipped = (A < 0) & (−cA < 原来的损失)（verl 记录为 pg_clipfrac_lower）
     【边界】ratio 必须 > 0（它是两个概率之比）。
-        在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生（默认 lr = 2 时重要性比率几乎不离开 [0.8, 1.2]）。
-        但 lr = 2 时 PPO / DAPO 预设的曲线仍和 GRPO 不同：μ = 4 让每批数据多做 3 次更新，动态采样多用好几倍样本
-        （notebook 06 第 1.4 节的表：1e9、200 次迭代后路径 pass@1 GRPO 约 0.94，PPO 约 0.996，DAPO 约 0.9998）。裁剪确实发生时（notebook 06：1e8、μ = 4、lr = 30），clip-higher
-        让"同样可行"的低概率做法 —— 不咬人情境里的 bug —— 保留了更多概率，熵更高，pass@1 不变；
-        这和 DAPO 在真实 LLM 上看到的方向一致。单看一批数据，它让低概率、优势为正的 correct 涨得更多。
+        在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生；PPO / DAPO 预设和 GRPO 的曲线不同，
+        主要来自 μ = 4 的多次更新和动态采样的更多样本（notebook 06 第 1.4 节量出这些曲线）。裁剪确实发生时
+        （notebook 06 的 clip-higher 实验），clip-higher 让"同样可行"的低概率做法 —— 不咬人情境里的 bug —— 保留了
+        更多概率，熵更高；这和 DAPO 在真实 LLM 上看到的方向一致。单看一批数据，它让低概率、优势为正的 correct 涨得更多。
     【例子】clipped_surrogate(np.array([1.0, 1.5, 0.5]), np.array([1.0, 1.0, -1.0]))
         → loss [−1.0, −1.2, 0.8]，clipped_high [F, T, F]，clipped_low [F, F, T]，dloss_dratio [−1, 0, 0]
         clipped_surrogate(np.array([5.0]), np.array([-1.0]), clip_ratio_c=3.0) → loss [3.0]（没有 c 时是 5.0），导数 [0]
@@ -600,8 +600,8 @@ def entropy(probs, logprobs, temperature=1.0):
     """
     每一行分布 π = softmax(z / T) 的熵 H = −Σ_j π_j log π_j，和它对 logits z 的导数。
 
-    【思路】∂H/∂z_j = −π_j (log π_j + H) / T。损失里减去 c_H × H（熵奖励）：鼓励模型保持不确定，继续探索。
-        π_j = 0 的项按 0 log 0 = 0 处理。
+    【思路】∂H/∂z_j = −π_j (log π_j + H) / T（公式在 toyllm.entropy，玩具的精确计算也用它）。
+        损失里减去 c_H × H（熵奖励）：鼓励模型保持不确定，继续探索。π_j = 0 的项按 0 log 0 = 0 处理。
     【参数】probs、logprobs：(…, K) 数组（同一个分布的概率和对数概率）；temperature：> 0
     【返回】Entropy(value, dlogits)
     【例子】entropy(np.full(3, 1 / 3), np.log(np.full(3, 1 / 3))).value → log 3 ≈ 1.0986；dlogits → 0（均匀时熵最大）
@@ -612,9 +612,7 @@ def entropy(probs, logprobs, temperature=1.0):
         raise ValueError(f"probs 的形状 {pi.shape} 和 logprobs 的形状 {logpi.shape} 必须相同（至少一维、不为空）")
     if np.isnan(pi).any() or np.isnan(logpi).any():
         raise ValueError("probs / logprobs 里有 NaN")
-    plogp = np.where(pi > 0, pi * logpi, 0.0)
-    H = -plogp.sum(axis=-1)
-    return Entropy(H, -(plogp + pi * H[..., None]) / temperature)
+    return Entropy(*entropy_and_grad(pi, logpi, temperature))
 
 
 def _as_float_array(name, value):

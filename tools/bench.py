@@ -1,5 +1,5 @@
 """
-python -m toyllm bench：同一个 GRPO 训练跑两遍，比较朴素 Python 循环和向量化引擎的速度；再给出每个预设的用时
+make bench（python tools/bench.py）：同一个 GRPO 训练跑两遍，比较朴素 Python 循环和向量化引擎的速度；再给出每个预设的用时
 （第 6 讲：引擎为什么快 —— 策略只取决于情境，一批几千步的梯度按情境一次加起来）。
 
 【思路】两边做的是**同一个算法**：每次迭代随机挑 32 道题，每题采样 G = 8 份，优势
@@ -12,20 +12,27 @@ python -m toyllm bench：同一个 GRPO 训练跑两遍，比较朴素 Python �
     两边的随机数用法不同（random.Random 和 numpy），所以训练轨迹不同，但最后的路径 pass@1 应该差不多。
     速度目标：引擎至少快 25 倍，并且 GRPO 在 2 核的机器上 0.2 秒以内跑完。之后同样的工作量（50 次迭代 × 32 题 × G = 8）
     把每个预设各跑几遍，打印最快的一次（DAPO 的动态采样会多采几批，PPO / DAPO 每批更新 μ = 4 次）。
-    计时只在这里打印，不写成单元测试。
+    计时只在这里打印，不写成单元测试。维护者的工具，不在学生的包里。
+
+【用法】（在仓库根目录）
+    .venv/bin/python tools/bench.py [--size 1e9] [--seed 0] [--repeats 5]
 """
 
+import argparse
 import math
 import random
-import statistics
 import sys
 import time
+from pathlib import Path
 
-from .exact import correct_paths, exact_pass_at_1
-from .problems import default_problems
-from .rl import PRESET_NAMES, PRESETS, preset, train
-from .text import display_width, pad
-from .trainable import TrainableLLM, add_grad, apply_grads, probs_for, step_records
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from toyllm.exact import correct_paths, exact_pass_at_1  # noqa: E402
+from toyllm.problems import default_problems  # noqa: E402
+from toyllm.rl import PRESET_NAMES, PRESETS, preset, train  # noqa: E402
+from toyllm.rl.losses import group_advantages  # noqa: E402
+from toyllm.text import display_width, pad  # noqa: E402
+from toyllm.trainable import TrainableLLM, add_grad, apply_grads, probs_for, step_records  # noqa: E402
 
 ITERATIONS = 50
 PRESET_TARGET_SECONDS = 0.5
@@ -37,8 +44,8 @@ def plain_grpo_gradient(model, groups, batch_problems, std_eps=1e-4):
     """
     一次迭代的梯度（参考模块的写法）：groups 是 [(题目, [G 份 Sample]), ...]。
 
-    【思路】A = (r − 组平均) / (组样本标准差 + std_eps)；每一步 add_grad(权重 = A / (题数 × G × 这份解答的步数))，
-        即 seq-mean 聚合。奖励全相同的组优势全是 0，直接跳过。
+    【思路】A = (r − 组平均) / (组样本标准差 + std_eps)（rl.group_advantages）；每一步
+        add_grad(权重 = A / (题数 × G × 这份解答的步数))，即 seq-mean 聚合。奖励全相同的组优势全是 0，直接跳过。
     【返回】{情境: [g0, g1, g2]}（上升方向，交给 apply_grads）
     """
     grads = {}
@@ -46,9 +53,7 @@ def plain_grpo_gradient(model, groups, batch_problems, std_eps=1e-4):
         rewards = [1.0 if s.correct else 0.0 for s in samples]
         if max(rewards) == min(rewards):
             continue                                      # 奖励全相同：优势全是 0，没有梯度
-        mean_r, std_r = statistics.fmean(rewards), statistics.stdev(rewards)
-        for sample, r in zip(samples, rewards):
-            adv = (r - mean_r) / (std_r + std_eps)
+        for sample, adv in zip(samples, group_advantages(rewards, len(samples), eps=std_eps).tolist()):
             records = step_records(problem, sample)
             weight = adv / (batch_problems * len(samples) * len(records))            # seq-mean
             for (key, action), probs in zip(records, probs_for(model, problem, sample)):
@@ -141,20 +146,14 @@ def preset_times(size=1e9, seed=0, repeats=5, train_set=None, paths=None):
     return out
 
 
-def add_arguments(parser):
-    """bench 子命令的选项。"""
+def main(argv=None):
+    """python tools/bench.py 的入口。"""
+    parser = argparse.ArgumentParser(description="速度基准：同一个 GRPO 训练，朴素循环 vs 向量化引擎；各预设用时")
     parser.add_argument("--size", type=float, default=1e9, help="模型参数量（默认 1e9）")
     parser.add_argument("--seed", type=int, default=0, help="随机种子（默认 0）")
     parser.add_argument("--repeats", type=int, default=5, help="引擎跑几次取最快的一次（默认 5）")
-    return parser
-
-
-def main(args=None):
-    """python -m toyllm bench 的入口。"""
-    size = getattr(args, "size", 1e9)
-    seed = getattr(args, "seed", 0)
-    repeats = getattr(args, "repeats", 5)
-    run(size, seed, out=lambda s: print(s, flush=True), repeats=repeats)
+    args = parser.parse_args(argv)
+    run(args.size, args.seed, out=lambda s: print(s, flush=True), repeats=args.repeats)
     return 0
 
 
