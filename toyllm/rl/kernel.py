@@ -108,7 +108,7 @@ def stale_steps(steps, params, base, cfg):
     """
     _check_update(params, base, steps, cfg)
     m = steps.mask
-    logp_old = np.where(m, np.log(softmax_rows(base + params, cfg.temperature))[steps.ctx, steps.actions], 0.0)
+    logp_old = np.where(m, _log(softmax_rows(base + params, cfg.temperature)[steps.ctx, steps.actions]), 0.0)
     tis = np.where(m, losses.truncated_is_weights(logp_old, steps.old_logp, cfg.tis_cap), 0.0)
     return steps._replace(old_logp=logp_old, tis=tis)
 
@@ -141,7 +141,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     pi = softmax_rows(logits, T)                # 和采样器同一个函数：参数没变时 ρ 恰好是 1
     ctx, act = steps.ctx[m], steps.actions[m]
     logp = np.zeros(m.shape)
-    logp[m] = np.log(pi[ctx, act])
+    logp[m] = _log(pi[ctx, act])
     H = ent = None
     if cfg.entropy_coef != 0:
         ent = losses.entropy(pi, log_softmax_rows(logits, T), T)
@@ -155,6 +155,11 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
         grad = grad + np.bincount(ctx, weights=obj.dloss_dentropy[m], minlength=_N_CTX)[:, None] * ent.dlogits
     return LossResult(obj.loss, grad, obj.surrogate, obj.kl_term, obj.entropy_term, obj.clip_low, obj.clip_high,
                       obj.kl_est)
+
+
+def _log(p):
+    """log p，和采样器记的 log 概率逐位相同；下溢成 0 的概率记为 log(最小正规数) ≈ −708（学习率极大时），不是 −inf。"""
+    return np.log(np.maximum(p, np.finfo(float).tiny))
 
 
 def _check_update(params, base, steps, cfg):
