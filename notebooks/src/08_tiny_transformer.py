@@ -113,11 +113,12 @@ print(f"SFT 以后：贪心准确率 {tl.accuracy(model, heldout):.3f}，"
 # 每次迭代选 16 道题，每题采样 $G = 8$ 份解答（温度 1），奖励是最终答案对不对。然后：
 # - 优势：`losses.group_advantages`（组内标准化）；
 # - 每个 token 的比率 $\rho = \exp(\log\pi_\theta - \log\pi_{old})$，填充的位置 $\rho = 1$；
-# - 裁剪的替代损失和它对 $\rho$ 的导数：`losses.clipped_surrogate(...).dloss_dratio`；
+# - 裁剪的替代损失和它对 $\log\pi$ 的导数：`losses.clipped_surrogate(...).dloss_dlogp`（$= \partial l/\partial\rho \cdot \rho$）；
 # - 聚合权重 $w$（`losses.aggregation_weights`，这里是 seq-mean）。
 #
-# 它们拼出 $s = w \cdot \partial l/\partial\rho \cdot \rho$，交给网络的反向。没有一个公式重写过（测试把这些函数换掉，训练就跟着变）。
-# 选项名和玩具的 `RLConfig` 一样；`tiny_config` 只把学习率换成适合神经网络的 Adam、3e-4。
+# `toyllm.rl.objective.rl_objective` 把它们拼成 $s = w \cdot \partial l/\partial\log\pi$，交给网络的反向；玩具用的也是这个函数。
+# 没有一个公式重写过（测试把这些函数换掉，训练就跟着变）。选项名和玩具的 `RLConfig` 一样，每个选项都起作用。
+# `tiny_config` 换上适合神经网络的默认值：Adam、学习率 3e-4、每次 16 道题（玩具的默认是 SGD、学习率 2、每次 32 道题）。
 # 看下面两张图：左边是每次迭代采样的做对比例，右边是留出题的贪心准确率（横轴 0 是 SFT 以后、RL 之前）。
 
 # %%
