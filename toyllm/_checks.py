@@ -61,6 +61,16 @@ def as_choice(name, value, choices):
     raise ValueError(f"{name} 必须是 {'、'.join(repr(c) for c in choices)} 之一，收到 {value!r}。{hint}")
 
 
+def as_float_array(name, value):
+    """把 value 变成 float 的 numpy 数组；字符串、字典或转不成数的东西报中文的 TypeError。"""
+    if isinstance(value, (str, bytes, dict)):
+        raise TypeError(f"{name} 必须是数（或数的数组），收到 {value!r}")
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} 必须是数（或数的数组），收到 {value!r}") from None
+
+
 def as_rng(name, rng):
     """检查 rng 是 random.Random 一类的随机数发生器（有 random() 和 randrange() 方法）。"""
     if not (hasattr(rng, "random") and hasattr(rng, "randrange")) or isinstance(rng, np.random.Generator):

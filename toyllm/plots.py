@@ -8,6 +8,7 @@
       也不加总标题 —— 那些归图的主人管）。返回值总是画了东西的坐标轴：单张图返回 Axes，
       多张小图返回 Axes 的 numpy 数组；要整张图就用 ax.figure。作业的控制面板（toyllm.widgets）
       正是把自己的坐标轴传进这些函数，所以面板和 notebook 走的是同一条画图的路。
+    · 作业面板的两张图（plot_gradient_estimates、plot_pass_at_k_estimates）在 dashboard_plots.py，这里转出。
     · 画之前调用 plotstyle.use_chinese_font()：用包里自带的中文字体，没有系统中文字体也能显示；负号用 "-"。
     · 误差棒是 95% 置信区间（估计值 ± 1.96 × 标准误）。
     · 函数不调用 plt.show()：notebook 里（%matplotlib inline）单元格结束时自动显示；脚本里可以 ax.figure.savefig(...)。
@@ -24,8 +25,10 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ._checks import as_choice, as_real
-from .arithmetic import CONTEXT_NAMES, CONTEXTS, OP_NAMES, PROCEDURE_NAMES, PROCEDURES
+from ._checks import as_real
+from .arithmetic import CONTEXT_NAMES, CONTEXTS, OP_NAMES
+from .dashboard_plots import ESTIMATOR_NAMES, plot_gradient_estimates, plot_pass_at_k_estimates  # 转出
+from .plotstyle import given_axes, log2_axis, new_or_given, pyplot
 from .policy import prob_table
 
 SINGLE = (7.0, 4.5)
@@ -46,39 +49,6 @@ COLUMN_LABELS = {
 """训练曲线的列名（toyllm.rl.History 的列）→ 中文标签；没有列出的列直接用列名。"""
 
 _OP_CMAPS = {"add": "Blues", "sub": "Greens", "mul": "Reds"}
-
-
-def _plt():
-    import matplotlib.pyplot as plt
-
-    from .plotstyle import use_chinese_font
-
-    use_chinese_font()
-    return plt
-
-
-def _new_or_given(ax, figsize):
-    """ax 为 None 时用 pyplot 新建一张 figsize 大小的图；否则用给的坐标轴。返回 (Figure 或 None, Axes)。"""
-    if ax is None:
-        fig, ax = _plt().subplots(figsize=figsize)
-        return fig, ax
-    if not hasattr(ax, "plot") or not hasattr(ax, "figure"):
-        raise TypeError(f"ax 必须是 matplotlib 的坐标轴（Axes），收到 {ax!r}")
-    from .plotstyle import use_chinese_font
-
-    use_chinese_font()
-    return None, ax
-
-
-def _given_axes(axes, n, example):
-    """检查 axes：至少 n 个 matplotlib 坐标轴（列表或 numpy 数组）。返回一维的 numpy 数组（前 n 个）。"""
-    flat = np.ravel(np.asarray(axes, dtype=object)) if not hasattr(axes, "plot") else np.array([axes], dtype=object)
-    if len(flat) < n or not all(hasattr(a, "plot") and hasattr(a, "figure") for a in flat):
-        raise TypeError(f"axes 必须是至少 {n} 个 matplotlib 坐标轴（例如 {example}），收到 {axes!r}")
-    from .plotstyle import use_chinese_font
-
-    use_chinese_font()
-    return flat[:n]
 
 
 def _context_colors():
@@ -145,13 +115,6 @@ def _log10_axis(ax, sizes):
     ax.xaxis.set_minor_locator(NullLocator())
 
 
-def _log2_axis(ax, ks):
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(list(ks))
-    ax.set_xticklabels([str(k) for k in ks])
-    ax.minorticks_off()
-
-
 # =============================================================================
 # pass@k
 # =============================================================================
@@ -166,7 +129,7 @@ def plot_pass_at_k(curves, title="pass@k 随 k 的变化", ax=None):
     【例子】plot_pass_at_k({"1B（精确）": exact_pass_at_k(ToyLLM(1e9), problems, (1, 2, 4, 8))})
     """
     curves = _check_mapping("curves", curves, '{"1B": {1: 0.48, 2: 0.69}}')
-    _, ax = _new_or_given(ax, SINGLE)
+    _, ax = new_or_given(ax, SINGLE)
     all_ks = set()
     for label, curve in curves.items():
         curve = _check_mapping(f"curves[{label!r}]", curve, "{1: 0.48, 2: 0.69}")
@@ -179,7 +142,7 @@ def plot_pass_at_k(curves, title="pass@k 随 k 的变化", ax=None):
             ax.errorbar(ks, y, yerr=err, marker="o", capsize=3, label=str(label))
         else:
             ax.plot(ks, y, marker="o", label=str(label))
-    _log2_axis(ax, sorted(all_ks))
+    log2_axis(ax, sorted(all_ks))
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("k（每道题的样本数）")
     ax.set_ylabel("pass@k")
@@ -212,10 +175,10 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
     if axes is None:
         ncols = min(3, len(panels))
         nrows = math.ceil(len(panels) / ncols)
-        fig, axes = _plt().subplots(nrows, ncols, figsize=(WIDE[0], 4.2 * nrows), sharey=True, squeeze=False)
+        fig, axes = pyplot().subplots(nrows, ncols, figsize=(WIDE[0], 4.2 * nrows), sharey=True, squeeze=False)
         axes = axes.ravel()
     else:
-        axes = _given_axes(axes, len(panels), "fig.subplots(1, 3)")
+        axes = given_axes(axes, len(panels), "fig.subplots(1, 3)")
     for ax, panel in zip(axes, panels):
         if by == "metric":
             key, name = panel
@@ -231,7 +194,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
                 _errorbar(ax, ks, m[key], m[key + "_se"], color=f"C{i}", label=name)
             ax.plot(ks, m["exact_pass_at_k"], ls="--", color="k", alpha=0.6, label="路径 pass@k")
             ax.set_title(_model_label(m))
-        _log2_axis(ax, ks)
+        log2_axis(ax, ks)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("k（每道题的样本数）")
         ax.grid(alpha=0.3)
@@ -272,8 +235,8 @@ def plot_scaling(data, title=None, axes=None):
     sizes = np.asarray(data["sizes"], dtype=float)
     fig = None
     if axes is None:
-        fig, axes = _plt().subplots(1, 2, figsize=(13.0, 5.0), gridspec_kw={"width_ratios": [1, 1.35]})
-    ax1, ax2 = axes = _given_axes(axes, 2, "fig.subplots(1, 2)")
+        fig, axes = pyplot().subplots(1, 2, figsize=(13.0, 5.0), gridspec_kw={"width_ratios": [1, 1.35]})
+    ax1, ax2 = axes = given_axes(axes, 2, "fig.subplots(1, 2)")
     ax1.plot(sizes, data["exact"], color="C0", label="精确值")
     _errorbar(ax1, sizes, data["sampled"], data["sampled_se"], color="C1", ls="none",
               label=f"采样估计（每道题 {data.get('n', '?')} 次）")
@@ -328,7 +291,7 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     p0 = prob_table(before, temperature)[:, 0]
     p1 = prob_table(after, temperature)[:, 0]
     y = np.arange(len(CONTEXTS))[::-1]
-    fig, ax = _new_or_given(ax, (8.0, 6.0))
+    fig, ax = new_or_given(ax, (8.0, 6.0))
     ax.barh(y + 0.2, p0, height=0.4, color="C7", label=labels[0])
     ax.barh(y - 0.2, p1, height=0.4, color="C0", label=labels[1])
     for yy, a, b in zip(y, p0, p1) if values else ():
@@ -391,10 +354,10 @@ def plot_training_curves(history, x="iteration", columns=None, labels=None, titl
     if axes is None:
         ncols = min(3, len(panels))
         nrows = math.ceil(len(panels) / ncols)
-        fig, axes = _plt().subplots(nrows, ncols, figsize=(WIDE[0], 3.3 * nrows), squeeze=False)
+        fig, axes = pyplot().subplots(nrows, ncols, figsize=(WIDE[0], 3.3 * nrows), squeeze=False)
         axes = axes.ravel()
     else:
-        axes = _given_axes(axes, len(panels), "fig.subplots(1, 2)")
+        axes = given_axes(axes, len(panels), "fig.subplots(1, 2)")
     for ax, group in zip(axes, panels):
         for i, c in enumerate(group):
             ok = ~np.isnan(series[c])               # 没有评估的行是 NaN：只连有数的点
@@ -447,7 +410,7 @@ def plot_exact_vs_sampled(results, title="路径 pass@1 与采样估计（95% �
     for r in results:
         if not all(hasattr(r, a) for a in ("name", "exact", "sampled")):
             raise TypeError(f"results 里的每一项都必须是 compare_exact_sampled 的结果，收到 {r!r}")
-    fig, ax = _new_or_given(ax, SINGLE)
+    fig, ax = new_or_given(ax, SINGLE)
     x = np.arange(len(results))
     for i, r in enumerate(results):
         ax.hlines(r.exact, i - 0.3, i + 0.3, color="k", lw=2, label="精确值" if i == 0 else None)
@@ -463,88 +426,6 @@ def plot_exact_vs_sampled(results, title="路径 pass@1 与采样估计（95% �
     ax.legend(loc="lower right")
     if fig is not None:
         fig.tight_layout()
-    return ax
-
-
-# =============================================================================
-# 作业面板的图：REINFORCE 梯度估计、pass@k 的两种估计
-# =============================================================================
-def plot_gradient_estimates(result, axes=None):
-    """
-    REINFORCE 梯度估计 vs 精确梯度（作业一的面板，数据来自 widgets.run_gradient_dashboard_logic）。
-
-    【思路】左：每个情境（所选做法那一列）的精确梯度（灰条），无基线和留一法基线两种估计的平均 ± 标准差；
-        右：所选情境、所选做法那个数的 repeats 次估计的直方图，竖线是精确值。
-    【参数】result：run_gradient_dashboard_logic 的结果（属性 exact、none、rloo、context、procedure）；
-        axes：画到已有的两个坐标轴上（默认新建一张 12 × 4.6 英寸的图）
-    【返回】两个 Axes 的 numpy 数组 [左图, 右图]
-    """
-    if not all(hasattr(result, a) for a in ("exact", "none", "rloo", "context", "procedure")):
-        raise TypeError(f"result 必须是 run_gradient_dashboard_logic 的结果，收到 {result!r}")
-    if axes is None:
-        fig, axes = _plt().subplots(1, 2, figsize=(12.0, 4.6), gridspec_kw={"width_ratios": [1.25, 1]})
-        fig.subplots_adjust(left=0.15, right=0.98, bottom=0.12, top=0.92, wspace=0.25)
-    ax1, ax2 = axes = _given_axes(axes, 2, "fig.subplots(1, 2)")
-    exact, none, rloo = result.exact, result.none, result.rloo
-    c, j = CONTEXTS.index(result.context), PROCEDURES.index(result.procedure)
-    y = np.arange(len(CONTEXTS))[::-1]
-    ax1.barh(y, exact[:, j], height=0.6, color="0.75", label="精确梯度")
-    ax1.errorbar(none[:, :, j].mean(axis=0), y + 0.15, xerr=none[:, :, j].std(axis=0, ddof=1), fmt="o", ms=4,
-                 color="C3", capsize=2, label="无基线：平均 ± 标准差")
-    ax1.errorbar(rloo[:, :, j].mean(axis=0), y - 0.15, xerr=rloo[:, :, j].std(axis=0, ddof=1), fmt="s", ms=4,
-                 color="C0", capsize=2, label="留一法基线：平均 ± 标准差")
-    ax1.legend(loc="upper right")
-    ax1.set_yticks(y)
-    ax1.set_yticklabels([CONTEXT_NAMES[k] for k in CONTEXTS])
-    ax1.axvline(0, color="k", lw=0.8)
-    ax1.set_xlabel(f"∂J / ∂Δ（做法：{PROCEDURE_NAMES[result.procedure]}）")
-    ax1.set_title("每个情境的梯度：精确值与 REINFORCE 估计")
-    a, b = none[:, c, j], rloo[:, c, j]
-    bins = np.linspace(min(a.min(), b.min()), max(a.max(), b.max()), 31)
-    ax2.hist(a, bins=bins, alpha=0.55, color="C3", histtype="stepfilled", label="无基线")
-    ax2.hist(b, bins=bins, alpha=0.55, color="C0", histtype="stepfilled", label="留一法基线")
-    ax2.axvline(exact[c, j], color="k", lw=1.5, label="精确值")
-    ax2.set_title(f"「{CONTEXT_NAMES[result.context]}」的 {len(a)} 次估计")
-    ax2.set_xlabel("梯度估计")
-    ax2.set_ylabel("次数")
-    ax2.legend()
-    return axes
-
-
-ESTIMATOR_NAMES = {"unbiased": "无偏估计 1 − C(n−c, k)/C(n, k)", "biased": "有偏估计 1 − (1 − c/n)^k", "both": "两种都画"}
-"""pass@k 估计方法的中文名（作业二面板的下拉框）。"""
-_ESTIMATOR_LABELS = {"unbiased": r"无偏估计 $1 - \binom{n-c}{k} / \binom{n}{k}$", "biased": r"有偏估计 $1 - (1 - c/n)^k$"}
-"""图例里的写法（mathtext，公式显示成公式；下拉框不能显示公式，所以用上面的纯文字）。"""
-
-
-def plot_pass_at_k_estimates(result, estimator="both", ax=None):
-    """
-    从 n 份样本估计 pass@k：精确值（黑线）和无偏 / 有偏估计的平均 ± 1 个标准差（作业二的面板）。
-
-    【参数】result：widgets.run_passk_dashboard_logic 的结果（属性 ks、exact、unbiased、biased、n）；
-        estimator："unbiased" / "biased" / "both"；ax：画到已有的坐标轴上（默认新建一张 8 × 4.6 英寸的图）
-    【返回】画了图的 Axes
-    """
-    if not all(hasattr(result, a) for a in ("ks", "exact", "unbiased", "biased", "n")):
-        raise TypeError(f"result 必须是 run_passk_dashboard_logic 的结果，收到 {result!r}")
-    estimator = as_choice("estimator", estimator, tuple(ESTIMATOR_NAMES))
-    fig, ax = _new_or_given(ax, (8.0, 4.6))
-    ks = result.ks
-    ax.plot(ks, [result.exact[k] for k in ks], color="k", lw=2, marker="o", label=r"精确值 $1 - (1 - p)^k$")
-    for key, arr, color in (("unbiased", result.unbiased, "C0"), ("biased", result.biased, "C3")):
-        if estimator in (key, "both"):
-            m, s = arr.mean(axis=0), arr.std(axis=0, ddof=1)
-            ax.plot(ks, m, color=color, marker="s", ms=4, label=_ESTIMATOR_LABELS[key] + "（平均）")
-            ax.fill_between(ks, m - s, m + s, color=color, alpha=0.2)
-    _log2_axis(ax, ks)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("k")
-    ax.set_ylabel("pass@k")
-    ax.set_title(f"从 n = {result.n} 份样本估计 pass@k（带子：±1 个标准差）")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    if fig is not None:
-        fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.92)
     return ax
 
 

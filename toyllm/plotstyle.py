@@ -18,6 +18,8 @@
 
 from pathlib import Path
 
+import numpy as np
+
 FONT_FILE = "ToyLLMSansSC-Regular.otf"
 FAMILY = "ToyLLM Sans SC"
 FALLBACK = "DejaVu Sans"   # matplotlib 自带的字体，补中文字体里没有的符号
@@ -82,3 +84,43 @@ def use_chinese_font():
     matplotlib.rcParams["font.family"] = ["sans-serif", FALLBACK]
     matplotlib.rcParams["axes.unicode_minus"] = False
     return family
+
+
+def pyplot():
+    """导入 matplotlib.pyplot，先换上中文字体（use_chinese_font）；返回 pyplot 模块。"""
+    import matplotlib.pyplot as plt
+
+    use_chinese_font()
+    return plt
+
+
+def new_or_given(ax, figsize):
+    """ax 为 None 时用 pyplot 新建一张 figsize 大小的图；否则用给的坐标轴。返回 (Figure 或 None, Axes)。"""
+    if ax is None:
+        fig, ax = pyplot().subplots(figsize=figsize)
+        return fig, ax
+    if not hasattr(ax, "plot") or not hasattr(ax, "figure"):
+        raise TypeError(f"ax 必须是 matplotlib 的坐标轴（Axes），收到 {ax!r}")
+    use_chinese_font()
+    return None, ax
+
+
+def given_axes(axes, n, example):
+    """检查 axes：至少 n 个 matplotlib 坐标轴（列表或 numpy 数组）。返回一维的 numpy 数组（前 n 个）。"""
+    flat = np.ravel(np.asarray(axes, dtype=object)) if not hasattr(axes, "plot") else np.array([axes], dtype=object)
+    if len(flat) < n or not all(hasattr(a, "plot") and hasattr(a, "figure") for a in flat):
+        raise TypeError(f"axes 必须是至少 {n} 个 matplotlib 坐标轴（例如 {example}），收到 {axes!r}")
+    use_chinese_font()
+    return flat[:n]
+
+
+def log2_axis(ax, ks):
+    """以 2 为底的对数横轴，刻度就是 ks 本身（1、2、4、8……）。"""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(ks))
+    ax.set_xticklabels([str(k) for k in ks])
+    ax.minorticks_off()
+
+
+__all__ = ["FALLBACK", "FAMILY", "FONT_FILE", "font_path", "use_chinese_font"]
+"""学生用的名字；pyplot、new_or_given、given_axes、log2_axis 是 plots / dashboard_plots 共用的小工具。"""

@@ -3,11 +3,12 @@
 
 【讲义地图】每个文件是课上的一个概念：
     config.py     RLConfig、PRESETS、preset、diff_presets、presets_table —— 每个算法都是一个配置的取值
-    losses.py     优势（group_advantages）、裁剪的替代损失（clipped_surrogate）、KL 估计（kl_estimator / kl_estimates）、
+    losses.py     优势（group_advantages）、KL 估计（kl_estimator / kl_estimates）、
                   聚合（aggregation_weights / aggregate_loss）、熵（entropy）
                   —— 每个公式旁边就是它的导数，输入是普通数组，不知道玩具模型；
-                  8.5–8.9 节：gspo_surrogate、cispo_surrogate、dual-clip（clip_ratio_c）、reinforce_pp_advantages、
-                  AGGREGATION_TABLE（verl / TRL 的聚合名字）、truncated_is_weights
+                  8.5–8.9 节：reinforce_pp_advantages、AGGREGATION_TABLE（verl / TRL 的聚合名字）
+    surrogates.py 裁剪的替代损失 clipped_surrogate（dual-clip：clip_ratio_c）、gspo_surrogate、cispo_surrogate、
+                  truncated_is_weights（losses 转出它们：losses.clipped_surrogate 是同一个函数）
     critic.py     价值表 V[t, c, ok]、GAE(γ, λ)、价值损失、精确价值 V*（第 6 讲 8.5 节，预设 ppo_critic）
     kernel.py     把这些公式用链式法则接起来，得到对 Δ 表 (12, 3) 的精确梯度（policy_loss、score_vectors）
     filtering.py  玩具解答的奖励（step_rewards）；采样一批组，动态采样（DAPO）丢掉奖励全相同的组再补采
