@@ -12,7 +12,7 @@ import pytest
 from toyllm import TrainableLLM, make_problem_set, sft, step_records
 from toyllm.arithmetic import CONTEXT_INDEX, CONTEXTS
 from toyllm.estimators import pass_at_k
-from toyllm.homework import checks as C
+from toyllm.homework import hw1, hw3
 from toyllm.homework.checks import (CheckResult, check_clipped_surrogate, check_estimate_vs_exact,
                                     check_grad_log_softmax, check_group_advantages, check_pass_at_k,
                                     check_rejection_sampling_round, check_solution_grad, reference_solution_grad)
@@ -142,12 +142,12 @@ WRONG = [
     (check_grad_log_softmax, lambda z, a: None, "return"),
     (check_grad_log_softmax, lambda z, a: _onehot(z, a) - 0.5 * _softmax(z), "之和应该是 0"),
     (check_solution_grad, lambda m, p, s: -reference_solution_grad(m, p, s), "符号反了"),
-    (check_solution_grad, lambda m, p, s: C._grad_from_records(m, p, s, combine="last"), "加起来"),
-    (check_solution_grad, lambda m, p, s: C._grad_from_records(m, p, s, C._correct_path_records(p, s)),
+    (check_solution_grad, lambda m, p, s: hw1.reference_solution_grad(m, p, s, last_only=True), "加起来"),
+    (check_solution_grad, lambda m, p, s: hw1.reference_solution_grad(m, p, s, hw1._correct_path_records(p, s)),
      "自己上一步写下的值"),
     (check_solution_grad, lambda m, p, s: reference_solution_grad(m, p, s) / len(p.steps), "不要除以步数"),
-    (check_solution_grad, lambda m, p, s: C._grad_from_records(m, p, s, step_records(p, s)[1:]), "少了第一步"),
-    (check_solution_grad, lambda m, p, s: C._grad_from_records(m, p, s, step_records(p, s)[:-1]), "少了最后一步"),
+    (check_solution_grad, lambda m, p, s: hw1.reference_solution_grad(m, p, s, step_records(p, s)[1:]), "少了第一步"),
+    (check_solution_grad, lambda m, p, s: hw1.reference_solution_grad(m, p, s, step_records(p, s)[:-1]), "少了最后一步"),
     (check_solution_grad, lambda m, p, s: np.zeros((3, 12)), "形状不对"),
     (check_solution_grad, lambda m, p, s: {("nope", 1): [0, 0, 0]}, "不认识的情境"),
     (check_pass_at_k, lambda n, c, k: 1 - (1 - c / n) ** k, "有偏"),
@@ -166,25 +166,25 @@ WRONG = [
     (check_rejection_sampling_round, lambda *a, **kw: rs_round(*a, **kw)[0], "返回两样东西"),
     (check_rejection_sampling_round, lambda m, p, k, rng, epochs=30, lr=2.0:
      rs_round(m, p, k, np.random.default_rng(99), epochs, lr), "rng"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, ddof=0), "总体标准差"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, baseline="none"), "忘了减去基线"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, scale="none"), "忘了除以标准差"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, baseline="loo"), "G/(G−1)"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, baseline="batch"), "基线要按组算"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, scale="batch"), "标准差要按组算"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, eps_where="var"), "加在标准差上"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, eps=1e-6), "eps 不一样"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, eps_where="none"), "NaN"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, ddof=0), "总体标准差"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, baseline="none"), "忘了减去基线"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, scale="none"), "忘了除以标准差"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, baseline="loo"), "G/(G−1)"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, baseline="batch"), "基线要按组算"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, scale="batch"), "标准差要按组算"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, eps_where="var"), "加在标准差上"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, eps=1e-6), "eps 不一样"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, eps_where="none"), "NaN"),
     (check_group_advantages, lambda r, g: -grpo_adv(r, g), "符号反了"),
     (check_group_advantages, lambda r, g: grpo_adv(r, g).reshape(-1, g), "形状不对"),
     (check_clipped_surrogate, lambda r, a, lo, hi: -surrogate(r, a, lo, hi), "符号反了"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: C._surrogate(r, a, lo, hi, "no_low"), "忘了截断下边"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: C._surrogate(r, a, lo, hi, "no_high"), "忘了截断上边"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: hw3._surrogate(r, a, lo, hi, "no_low"), "忘了截断下边"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: hw3._surrogate(r, a, lo, hi, "no_high"), "忘了截断上边"),
     (check_clipped_surrogate, lambda r, a, lo, hi: surrogate(r, a, hi, lo), "用反了"),
     (check_clipped_surrogate, lambda r, a, lo, hi: surrogate(r, a, lo, lo), "同一个 ε（ε_low）"),
     (check_clipped_surrogate, lambda r, a, lo, hi: surrogate(r, a, hi, hi), "同一个 ε（ε_high）"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: C._surrogate(r, a, lo, hi, "max"), "取了 max"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: C._surrogate(r, a, lo, hi, "clipped_only"), "少了 min"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: hw3._surrogate(r, a, lo, hi, "max"), "取了 max"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: hw3._surrogate(r, a, lo, hi, "clipped_only"), "少了 min"),
     (check_clipped_surrogate, lambda r, a, lo, hi: -r * a, "没有裁剪"),
     (check_clipped_surrogate, lambda r, a, lo, hi: surrogate(r, a, lo, hi).mean(), "形状不对"),
 ]
@@ -201,9 +201,9 @@ def test_typical_mistakes_get_the_right_hint(check, fn, hint, capsys):
 
 def test_wrong_answers_really_differ_on_the_check_cases():
     """检查用的解答里确实有"重复的情境"和"写错后情境变了"的情况，否则相应的提示永远不会触发。"""
-    model, cases = C._solution_cases()
+    model, cases = hw1._solution_cases()
     repeated = any(len({k for k, _ in step_records(p, s)}) < len(p.steps) for p, s in cases)
-    moved = any(C._correct_path_records(p, s) != step_records(p, s) for p, s in cases)
+    moved = any(hw1._correct_path_records(p, s) != step_records(p, s) for p, s in cases)
     assert repeated and moved
     assert any(not s.correct for _, s in cases) and any(s.correct for _, s in cases)
 

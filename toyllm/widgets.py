@@ -32,11 +32,10 @@ from ._checks import as_choice, as_int, as_real
 from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, make_problem_set
 from .estimators import pass_at_k
 from .exact import exact_pass_at_k, grad_expected_reward
-from .policy import prob_table
 from .sampler import sample_rollouts
 from .plots import (ESTIMATOR_NAMES, plot_context_bars, plot_gradient_estimates, plot_pass_at_k_estimates,
                     plot_training_curves)
-from .trainable import TrainableLLM
+from .trainable import TrainableLLM, score_vectors
 
 FIG_DPI = 72
 """面板里的图转成 PNG 时的分辨率（每英寸点数）：低一点，重画更快。"""
@@ -234,16 +233,6 @@ def _checkbox(value, description):
 # =============================================================================
 # 作业一 · 梯度：REINFORCE 估计 vs 精确梯度，基线怎样改变方差
 # =============================================================================
-def _rollout_grads(model, roll):
-    """每份解答的 ∂ log P(解答) / ∂Δ，形状 (B, 12, 3)：各步 onehot(a) − π(· | c) 按情境加起来。"""
-    B = len(roll)
-    rows = np.broadcast_to(np.arange(B)[:, None], roll.mask.shape)[roll.mask]
-    ctx = roll.ctx[roll.mask]
-    hits = np.bincount(rows * 36 + ctx * 3 + roll.actions[roll.mask], minlength=B * 36).reshape(B, 12, 3)
-    visits = np.bincount(rows * 12 + ctx, minlength=B * 12).reshape(B, 12)
-    return hits - visits[:, :, None] * prob_table(model)[None]
-
-
 def _gradient_args(size, n_samples, context, procedure, repeats, n_problems, seed):
     """检查作业一面板的参数（逻辑函数和面板共用），返回规范化以后的 {参数名: 值}。"""
     context = tuple(context) if isinstance(context, list) else context
@@ -286,9 +275,11 @@ def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), pr
     problems = make_problem_set(random.Random(seed), n_problems, 3, 8)
     exact = grad_expected_reward(model, problems)
     roll = sample_rollouts(model, problems, n * repeats, np.random.default_rng(seed))
-    grads = _rollout_grads(model, roll).reshape(n_problems, repeats, n, 36)
+    from .rl import group_advantages
+
+    grads = score_vectors(roll).reshape(n_problems, repeats, n, 36)
     r = roll.correct.astype(float).reshape(n_problems, repeats, n)
-    loo = r - (r.sum(axis=2, keepdims=True) - r) / (n - 1)
+    loo = group_advantages(roll.correct, n, "rloo").reshape(n_problems, repeats, n)
     none = np.einsum("prn,prnk->rk", r, grads).reshape(repeats, 12, 3) / (n_problems * n)
     rloo = np.einsum("prn,prnk->rk", loo, grads).reshape(repeats, 12, 3) / (n_problems * n)
     chosen = (float(exact[c, j]), float(none[:, c, j].mean()), float(none[:, c, j].std(ddof=1)),
