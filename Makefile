@@ -85,7 +85,7 @@ grade: $(STAMP)
 bench: $(STAMP)
 	$(VPY) -m toyllm bench
 	$(VPY) tools/bench_import.py
-	$(VPY) -c "from toyllm.widgets import benchmark; benchmark()"
+	$(VPY) tools/bench_widgets.py
 	$(VPY) tools/bench_tinylm.py --cot
 
 notebooks: $(STAMP)

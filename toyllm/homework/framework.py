@@ -18,6 +18,9 @@
     程序不会停下来；except Exception 接住几乎所有错误（但不包括 Ctrl+C 产生的 KeyboardInterrupt）。
 """
 
+import signal
+import sys
+import threading
 import warnings
 
 import numpy as np
@@ -66,16 +69,86 @@ class Crash(Exception):
     """同学的函数出错了（异常之外的任何错误）。"""
 
 
-def call(fn, *args, **kwargs):
-    """调用同学的函数：NotImplementedError → Todo；其他异常 → Crash；不让 numpy 的警告刷屏。"""
+CALL_SECONDS = 10
+"""检查里每次调用同学的函数最多运行几秒（死循环时打印「超时」，这个检查不通过，notebook 接着往下运行）。"""
+
+
+class TimedOut(BaseException):
+    """同学的函数运行超过 CALL_SECONDS 秒（BaseException：同学写的 except Exception 接不住它）。"""
+
+
+class Stuck(Exception):
+    """同学的函数超时了：整个检查到此为止（不再用别的输入调用它）。"""
+
+
+class UsedReference(Exception):
+    """同学的函数就是、或者调用了包里同一个任务的实现。"""
+
+
+def _alarm(signum, frame):
+    raise TimedOut()
+
+
+def _traced(fn, args, kwargs, references):
+    """运行 fn：references 是 {(文件, 函数名): 名字}，其中任何一个被执行都记下来（sys.setprofile 看每一次 Python 调用）。"""
+    seen = []
+
+    def hook(frame, event, arg):
+        if event == "call" and (frame.f_code.co_filename, frame.f_code.co_name) in references:
+            seen.append(references[frame.f_code.co_filename, frame.f_code.co_name])
+    old = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        changed = sys.getprofile() is not hook
+        sys.setprofile(old)
+    if seen or changed:
+        raise UsedReference(seen[0] if seen else "（你的函数关掉了检查用的 sys.setprofile）")
+    return out
+
+
+_ACTIVE = {"references": {}}
+"""正在进行的检查里不许同学的函数调用的实现（run 设置，call 使用）。"""
+
+
+def call(fn, *args, references=None, **kwargs):
+    """
+    调用同学的函数：NotImplementedError → Todo；超时（CALL_SECONDS 秒）→ Stuck；
+    执行了 references 里的包内实现 → UsedReference；其他异常 → Crash；不让 numpy 的警告刷屏。
+
+    【参数】references：{(文件, 函数名): 打印用的名字}（见 reference_codes），默认用 run 给这次检查设的
+    """
+    timer = threading.current_thread() is threading.main_thread()
+    if timer:
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return fn(*args, **kwargs)
+            return _traced(fn, args, kwargs, _ACTIVE["references"] if references is None else references)
     except NotImplementedError:
         raise Todo() from None
+    except TimedOut:
+        raise Stuck() from None
+    except (UsedReference, Stuck):
+        raise
     except Exception as e:                                  # noqa: BLE001  同学的代码可能抛任何错误
         raise Crash(f"{type(e).__name__}: {e}") from None
+    finally:
+        if timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+
+def reference_codes(*functions):
+    """包里的参考实现 → call 的 references：{(源文件, 函数名): "模块.函数名"}（装饰过的函数沿 __wrapped__ 找到本体）。"""
+    out = {}
+    for f in functions:
+        for g in (f, getattr(f, "__wrapped__", None)):
+            if g is not None and hasattr(g, "__code__"):
+                out[g.__code__.co_filename, g.__code__.co_name] = f"{f.__module__}.{f.__name__}"
+    return out
 
 
 def finish(name, status, lines, hint=""):
@@ -108,6 +181,13 @@ def crashed(name, err, hint=""):
                   hint or "看一下错误信息说的是哪一行、哪个变量；可以先用一个小例子单独调用你的函数试试。")
 
 
+def used_reference(name, what):
+    """同学的函数就是、或者调用了包里同一个任务的实现：不通过，说明原因。"""
+    return finish(name, "fail", [f"你的函数调用了包里的 {what}，或者它就是包里的实现。"],
+                  "这个任务要你自己写出来：包里的实现可以在作业的其他单元格里用来对照，但不能在要交的函数里调用"
+                  "（自动评分时这一部分记 0 分）。")
+
+
 def guard(name, body):
     """运行一个检查的主体；无论出什么事都不抛出异常。"""
     try:
@@ -116,18 +196,36 @@ def guard(name, body):
         return todo(name)
     except Crash as e:
         return crashed(name, str(e))
+    except UsedReference as e:
+        return used_reference(name, str(e))
+    except Stuck:
+        return crashed(name, f"超时：运行了 {CALL_SECONDS} 秒还没有结束，检查把它停下了。",
+                       "是不是有死循环（while 的条件永远成立、循环变量没有更新）？自动评分时这一部分记 0 分。")
     except Exception as e:                                  # noqa: BLE001  检查本身出错也不能让 notebook 停下
         return finish(name, "error", [f"检查时出了意外的错误：{type(e).__name__}: {e}"],
                       "请确认传进来的是函数本身（不要加括号），参数的个数和顺序和题目说的一样。")
 
 
-def run(fn, default_name, body):
-    """检查 fn 是函数，然后在 guard 里运行 body(名字, fn)；名字是 fn.__name__（没有时用 default_name）。"""
+def run(fn, default_name, body, references=()):
+    """
+    检查 fn 是函数、不是包里的实现，然后在 guard 里运行 body(名字, fn)。名字是 fn.__name__（没有时用 default_name）。
+
+    【参数】references：包里同一个任务的实现（函数）；fn 就是其中之一、或者 fn 的代码和它们的代码相同，都判为不通过
+        （fn 在检查里运行时调用了它们，由 call 发现）
+    """
     name = getattr(fn, "__name__", default_name)
     if not callable(fn):
         return finish(name, "error", [f"需要一个函数，收到的是 {type(fn).__name__}。"],
                       f"把函数本身传进来：check_xxx({name})，不要写成 check_xxx({name}(...))。")
-    return guard(name, lambda: body(name, fn))
+    refs = reference_codes(*references)
+    code = getattr(getattr(fn, "func", fn), "__code__", None)          # functools.partial 看它包着的函数
+    if code is not None and (code.co_filename, code.co_name) in refs:
+        return used_reference(name, refs[code.co_filename, code.co_name])
+    _ACTIVE["references"] = refs
+    try:
+        return guard(name, lambda: body(name, fn))
+    finally:
+        _ACTIVE["references"] = {}
 
 
 def as_array(value):

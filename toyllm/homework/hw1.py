@@ -12,7 +12,7 @@ import numpy as np
 from ..arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, make_problem_set
 from ..policy import softmax_rows
 from ..toy_llm import softmax
-from ..trainable import TrainableLLM, add_grad, context_key, step_records
+from ..trainable import TrainableLLM, add_grad, context_key, score, score_vectors, step_records
 from .framework import all_close, as_array, call, close, failed, fmt, guard, onehot, passed, run
 
 GRAD_LOG_SOFTMAX_CASES = (
@@ -32,7 +32,7 @@ def check_grad_log_softmax(fn):
         直接 exp(800) 会溢出，要先减去最大值）。
     【例子】check_grad_log_softmax(grad_log_softmax)
     """
-    return run(fn, "grad_log_softmax", _check_grad_log_softmax)
+    return run(fn, "grad_log_softmax", _check_grad_log_softmax, _references())
 
 
 def _check_grad_log_softmax(name, fn):
@@ -87,6 +87,11 @@ def _example(cases, got, want, indices):
             z, a = cases[i]
             return [f"例子：logits = {fmt(z)}，action = {a}", f"你的：{fmt(got[i])}", f"应该：{fmt(want[i])}"]
     return []
+
+
+def _references():
+    """作业一的两个任务不许调用的包内实现：它们直接算出 e_a − π 或整份解答的梯度。"""
+    return score, add_grad, score_vectors, reference_solution_grad
 
 
 def _solution_cases():
@@ -144,7 +149,7 @@ def check_solution_grad(fn):
     【返回】CheckResult
     【例子】check_solution_grad(solution_grad)
     """
-    return run(fn, "solution_grad", _check_solution_grad)
+    return run(fn, "solution_grad", _check_solution_grad, _references())
 
 
 def _to_grid(value):

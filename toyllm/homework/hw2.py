@@ -26,7 +26,7 @@ def check_pass_at_k(fn):
     【边界】会试 n − c < k 的情况（答案是 1）、c = 0（答案是 0）和 n = 1000 这样的大数。
     【例子】check_pass_at_k(my_pass_at_k)
     """
-    return run(fn, "pass_at_k", _check_pass_at_k)
+    return run(fn, "pass_at_k", _check_pass_at_k, [pass_at_k])
 
 
 def _check_pass_at_k(name, fn):
@@ -109,7 +109,9 @@ def check_rejection_sampling_round(fn, seed=5):
     【返回】CheckResult
     【例子】check_rejection_sampling_round(rejection_sampling_round)
     """
-    return run(fn, "rejection_sampling_round", lambda name, fn: _check_round(name, fn, seed))
+    from ..imitation import rejection_sampling_ft, star
+
+    return run(fn, "rejection_sampling_round", lambda name, fn: _check_round(name, fn, seed), [rejection_sampling_ft, star])
 
 
 def _check_round(name, fn, seed):

@@ -52,7 +52,10 @@ def check_group_advantages(fn):
     【边界】会试奖励全相同的组（std = 0，优势应该全是 0，不能是 NaN）和不是 0 / 1 的奖励。
     【例子】check_group_advantages(group_advantages)
     """
-    return run(fn, "group_advantages", _check_group_advantages)
+    from ..rl import losses
+
+    advantages = [f for n, f in vars(losses).items() if n.endswith("advantages") and callable(f)]
+    return run(fn, "group_advantages", _check_group_advantages, advantages)
 
 
 def _check_group_advantages(name, fn):
@@ -143,7 +146,9 @@ def check_clipped_surrogate(fn):
     【返回】CheckResult
     【例子】check_clipped_surrogate(clipped_surrogate)
     """
-    return run(fn, "clipped_surrogate", _check_clipped_surrogate)
+    from ..rl import clipped_surrogate
+
+    return run(fn, "clipped_surrogate", _check_clipped_surrogate, [clipped_surrogate])
 
 
 def _surrogate_cases():
