@@ -224,11 +224,13 @@ def crashed_cells(nb):
 
 def grade_assignment(course, assignment, name, extra=None):
     """
-    一份作业的整个评分流程（课程 course 里）：generate_assignment → 交作业 → autograde → generate_feedback。
+    一份作业的整个评分流程（课程 course 里）：generate_assignment → 交作业 → autograde（所有学生一次）
+    → generate_feedback → export。
 
-    【思路】交的作业：solution（没动过的学生版，答案单元格填上教师的答案）、untouched（没动过的学生版），
+    【思路】交的作业：solution（没动过的学生版，答案单元格和问答填上教师的答案）、untouched（没动过的学生版），
         再加上 extra(solution) 返回的 {学生: notebook}（例如由教师的答案改出来的错误版本）。
-    【返回】dict：released（学生版）、full（{grade_id: 满分}）、scores（{学生: {grade_id: 得分}}）、course
+    【返回】dict：released（学生版）、full（{grade_id: 满分}）、scores（{学生: {grade_id: 得分}}）、
+        manual（{学生: [还要老师手工评分的 grade_id]}）、csv（nbgrader export 的成绩表）、autograde_seconds、course
     """
     course = Path(course)
     released = read_nb(generate(course, assignment) / f"{name}.ipynb")

@@ -35,6 +35,7 @@ from .exact import exact_pass_at_k, grad_expected_reward
 from .sampler import sample_rollouts
 from .plots import (ESTIMATOR_NAMES, plot_context_bars, plot_gradient_estimates, plot_pass_at_k_estimates,
                     plot_training_curves)
+from .text import fmt_size
 from .trainable import TrainableLLM, score_vectors
 
 FIG_DPI = 72
@@ -112,12 +113,6 @@ def _axes(name, axes, n):
     if len(flat) < n or not all(hasattr(a, "plot") and hasattr(a, "figure") for a in flat):
         raise TypeError(f"{name} 必须是至少 {n} 个 matplotlib 坐标轴（Axes），收到 {axes!r}"[:200])
     return flat
-
-
-def _size_label(size):
-    from .text import fmt_size
-
-    return fmt_size(size)
 
 
 class Dashboard:
@@ -208,10 +203,7 @@ def _slider(kind, value, lo, hi, step, description, fmt=None):
     lo, hi = min(lo, math.floor(at) if kind == "log" else at), max(hi, math.ceil(at) if kind == "log" else at)
     kw = dict(value=value, step=step, description=description, continuous_update=False,
               style={"description_width": "initial"}, layout=w.Layout(width="310px"))
-    if kind == "log":
-        kw.update(base=10, min=lo, max=hi)
-    else:
-        kw.update(min=lo, max=hi)
+    kw.update(min=lo, max=hi, **({"base": 10} if kind == "log" else {}))
     if fmt:
         kw["readout_format"] = fmt
     return cls(**kw)
@@ -286,7 +278,7 @@ def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), pr
               float(rloo[:, c, j].mean()), float(rloo[:, c, j].std(ddof=1)))
     ratio = chosen[4] / chosen[2] if chosen[2] > 0 else math.inf
     text = (f"实现：{PACKAGE}（toyllm.exact 的精确梯度、toyllm.sampler 的采样）。"
-            f"{_size_label(size)} 模型，{n_problems} 道题 × 每题 {n} 份，重复 {repeats} 次。"
+            f"{fmt_size(size)} 模型，{n_problems} 道题 × 每题 {n} 份，重复 {repeats} 次。"
             f"「{CONTEXT_NAMES[context]}」的 Δ_{procedure}：精确梯度 {chosen[0]:+.4f}；"
             f"无基线 {chosen[1]:+.4f} ± {chosen[2]:.4f}，留一法基线 {chosen[3]:+.4f} ± {chosen[4]:.4f}"
             f"（标准差之比 留一法 / 无基线 = {ratio:.2f}）")
@@ -371,7 +363,7 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
     k_big = ks[-1]
     who = PACKAGE + "（toyllm.estimators.pass_at_k）" if pass_at_k_fn is None else \
         f"无偏估计用你写的 {getattr(fn, '__name__', 'pass_at_k_fn')}"
-    text = (f"实现：{who}。{_size_label(size)} 模型，温度 {temperature:g}，{n_problems} 道题 × 每题 n = {n} 份，"
+    text = (f"实现：{who}。{fmt_size(size)} 模型，温度 {temperature:g}，{n_problems} 道题 × 每题 n = {n} 份，"
             f"重复 {repeats} 次。pass@{k_big}：精确 {exact[k_big]:.3f}，无偏估计的平均 {unbiased[:, -1].mean():.3f}，"
             f"有偏估计的平均 {biased[:, -1].mean():.3f}")
     result = types.SimpleNamespace(ks=ks, exact=exact, unbiased=unbiased, biased=biased, n=n, text=text)
@@ -467,15 +459,15 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     cfg = _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic_sampling, temperature, iters, seed,
                        advantage, batch_problems, advantage_fn, surrogate_fn)
     train_set, heldout = _grpo_problems(seed)
-    start = TrainableLLM(size, name=f"{_size_label(size)}（训练前）")
-    model = start.copy(name=f"{_size_label(size)}（训练后）")
+    start = TrainableLLM(size, name=f"{fmt_size(size)}（训练前）")
+    model = start.copy(name=f"{fmt_size(size)}（训练后）")
     hist = train(model, cfg, train_set, heldout, advantage_fn=advantage_fn, surrogate_fn=surrogate_fn)
     p0, p1 = hist.meta["start_pass1_exact"], hist.meta["final_pass1_exact"]
     clip = (float(np.mean(hist["clip_low"])), float(np.mean(hist["clip_high"]))) if hist.n_rows else (0.0, 0.0)
     mine = [name for name, f in (("优势函数", advantage_fn), ("替代损失", surrogate_fn)) if f is not None]
     who = f"用你写的{'、'.join(mine)}" + ("（「优势」选项不起作用）" if advantage_fn is not None else "") if mine else \
         f"用{PACKAGE}（toyllm.rl）"
-    text = (f"实现：{who}。{_size_label(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
+    text = (f"实现：{who}。{fmt_size(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
             f"学习率 {lr:g}，μ = {mu}，ε = {eps_low:g} / {eps_high:g}，β = {beta:g}（{estimator}）"
             f"{'，动态采样' if dynamic_sampling else ''}：路径 pass@1 {p0:.3f} → {p1:.3f}；"
             f"裁剪比例 低 {clip[0]:.3f} / 高 {clip[1]:.3f}；共采样 {hist['samples'][-1] if hist.n_rows else 0} 份")

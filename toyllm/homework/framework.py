@@ -77,10 +77,6 @@ class TimedOut(BaseException):
     """同学的函数运行超过 CALL_SECONDS 秒（BaseException：同学写的 except Exception 接不住它）。"""
 
 
-class Stuck(Exception):
-    """同学的函数超时了：整个检查到此为止（不再用别的输入调用它）。"""
-
-
 class UsedReference(Exception):
     """同学的函数就是、或者调用了包里同一个任务的实现。"""
 
@@ -114,7 +110,7 @@ _ACTIVE = {"references": {}}
 
 def call(fn, *args, references=None, **kwargs):
     """
-    调用同学的函数：NotImplementedError → Todo；超时（CALL_SECONDS 秒）→ Stuck；
+    调用同学的函数：NotImplementedError → Todo；超时（CALL_SECONDS 秒）→ TimedOut；
     执行了 references 里的包内实现 → UsedReference；其他异常 → Crash；不让 numpy 的警告刷屏。
 
     【参数】references：{(文件, 函数名): 打印用的名字}（见 reference_codes），默认用 run 给这次检查设的
@@ -129,9 +125,7 @@ def call(fn, *args, references=None, **kwargs):
             return _traced(fn, args, kwargs, _ACTIVE["references"] if references is None else references)
     except NotImplementedError:
         raise Todo() from None
-    except TimedOut:
-        raise Stuck() from None
-    except (UsedReference, Stuck):
+    except (UsedReference, TimedOut):
         raise
     except Exception as e:                                  # noqa: BLE001  同学的代码可能抛任何错误
         raise Crash(f"{type(e).__name__}: {e}") from None
@@ -198,7 +192,7 @@ def guard(name, body):
         return crashed(name, str(e))
     except UsedReference as e:
         return used_reference(name, str(e))
-    except Stuck:
+    except TimedOut:                                        # 整个检查到此为止，不再用别的输入调用它
         return crashed(name, f"超时：运行了 {CALL_SECONDS} 秒还没有结束，检查把它停下了。",
                        "是不是有死循环（while 的条件永远成立、循环变量没有更新）？自动评分时这一部分记 0 分。")
     except Exception as e:                                  # noqa: BLE001  检查本身出错也不能让 notebook 停下
