@@ -22,7 +22,7 @@ LAYERS = [
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
     ("评估、画图、保存、命令行；小 transformer", ["evaluation", "plotstyle", "plots", "checkpoint", "demo", "bench", "train_cli", "tinylm",
                         "doctor"]),
-    ("界面、作业、入口", ["widgets", "homework", "homework.framework", "homework.hw1", "homework.hw2", "homework.hw3",
+    ("界面、作业、入口", ["dashboard", "widgets", "homework", "homework.framework", "homework.hw1", "homework.hw2", "homework.hw3",
                          "homework.grading", "__main__", ""]),
 ]
 LAYER_OF = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
