@@ -25,6 +25,7 @@
     print(evaluate(model, problems, random.Random(1), n=4))
 """
 
+import functools
 import math
 from collections.abc import Mapping, MutableMapping
 
@@ -220,8 +221,22 @@ def probs_for(model, problem, sample):
 
 
 def score(actions, probs):
-    """一步的得分向量 ∂ log π(a | c) / ∂ z = e_a − π(· | c)（一步：下标和 3 个概率；一批：(N,) 和 (N, 3)）。"""
-    return np.eye(3)[actions] - np.asarray(probs, dtype=float)
+    """
+    得分向量 ∂ log π(a | c) / ∂ z = e_a − π(· | c)：一步（一个下标、3 个概率）或一批（(N,) 个下标、(N, 3) 个概率）。
+
+    【例子】score(0, [0.7, 0.2, 0.1]) → [0.3, −0.2, −0.1]
+    【边界】actions 不是 0 / 1 / 2 的整数、probs 不是每步 3 个数：中文的 ValueError。
+    """
+    a = np.asarray(actions)
+    if a.dtype.kind not in "iu" or ((a < 0) | (a > 2)).any():
+        raise ValueError(f"actions 必须是做法的下标 0 / 1 / 2（一个整数或整数数组），收到 {actions!r}"[:200])
+    try:
+        p = np.asarray(probs, dtype=float)
+    except (TypeError, ValueError):
+        p = None
+    if p is None or p.shape[-1:] != (3,):
+        raise ValueError(f"probs 必须是每步 3 个概率（形状 (3,) 或 (N, 3)），收到 {probs!r}"[:200])
+    return np.eye(3)[a] - p
 
 
 def score_vectors(rollouts):
@@ -239,6 +254,19 @@ def score_vectors(rollouts):
     out = np.zeros((len(rollouts), len(CONTEXTS), 3))
     np.add.at(out, (np.nonzero(m)[0], rollouts.ctx[m]), score(rollouts.actions[m], rollouts.probs[m]))
     return out
+
+
+def _rollouts_only(fn):
+    """先检查 rollouts 有 mask、ctx、actions、probs 再调用 fn（包在外面：notebook 02 打印的源码仍是上面几行公式）。"""
+    @functools.wraps(fn)
+    def checked(rollouts):
+        if not all(hasattr(rollouts, n) for n in ("mask", "ctx", "actions", "probs")) or not hasattr(rollouts, "__len__"):
+            raise TypeError(f"rollouts 必须是 sampler.Rollouts（有 mask、ctx、actions、probs），收到 {type(rollouts).__name__}")
+        return fn(rollouts)
+    return checked
+
+
+score_vectors = _rollouts_only(score_vectors)
 
 
 def add_grad(grads, key, action, probs, weight):
