@@ -1,8 +1,9 @@
 """
-作业检查函数（toyllm.homework.checks）的测试：对的答案通过，常见的错误答案给出对应的提示，
+作业检查函数（toyllm.homework 的 framework、hw1、hw2、hw3）的测试：对的答案通过，常见的错误答案给出对应的提示，
 没写完的桩（raise NotImplementedError()）显示"还没有实现"，任何情况下都不抛出异常。
 """
 
+import functools
 import math
 import random
 
@@ -10,13 +11,16 @@ import numpy as np
 import pytest
 
 from toyllm import TrainableLLM, make_problem_set, sft, step_records
+from toyllm.trainable import score
 from toyllm.arithmetic import CONTEXT_INDEX, CONTEXTS
 from toyllm.estimators import pass_at_k
-from toyllm.homework import checks as C
-from toyllm.homework.checks import (CheckResult, check_clipped_surrogate, check_estimate_vs_exact,
-                                    check_grad_log_softmax, check_group_advantages, check_pass_at_k,
-                                    check_rejection_sampling_round, check_solution_grad, reference_solution_grad)
-from toyllm.imitation import distinct_mask, rollouts_to_data
+from toyllm.homework import framework, hw1, hw3
+from toyllm.homework.framework import CheckResult
+from toyllm.homework.hw1 import check_estimate_vs_exact, check_grad_log_softmax, check_solution_grad, reference_solution_grad
+from toyllm.homework.hw2 import check_pass_at_k, check_rejection_sampling_round
+from toyllm.homework.hw3 import check_clipped_surrogate, check_group_advantages
+from toyllm.imitation import distinct_mask, rollouts_to_data, star
+from toyllm.policy import softmax_rows
 from toyllm.rl import clipped_surrogate, group_advantages
 from toyllm.sampler import sample_rollouts
 
@@ -42,6 +46,15 @@ def solution_grad(model, problem, sample):
     g = np.zeros((len(CONTEXTS), 3))
     for key, a in step_records(problem, sample):
         g[CONTEXT_INDEX[key]] += grad_log_softmax(model.context_logits(key), a)
+    return g
+
+
+def mutant_grad(model, problem, sample, records=None, last_only=False):
+    """solution_grad 和它的几种常见错误：records 换成别的 (情境, 做法) 序列；last_only 时同一情境只留最后一步。"""
+    g = np.zeros((len(CONTEXTS), 3))
+    for key, a in step_records(problem, sample) if records is None else records:
+        step = grad_log_softmax(model.context_logits(key), a)
+        g[CONTEXT_INDEX[key]] = step if last_only else g[CONTEXT_INDEX[key]] + step
     return g
 
 
@@ -89,16 +102,51 @@ def test_check_result_is_bool_like_and_silent_in_jupyter():
 RIGHT = [
     (check_grad_log_softmax, grad_log_softmax),
     (check_solution_grad, solution_grad),
-    (check_solution_grad, reference_solution_grad),
     (check_pass_at_k, pass_at_k_comb),
-    (check_pass_at_k, pass_at_k),
     (check_pass_at_k, lambda n, c, k: 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))),
     (check_rejection_sampling_round, rs_round),
     (check_group_advantages, grpo_adv),
-    (check_group_advantages, lambda r, g: group_advantages(r, g)),
     (check_clipped_surrogate, surrogate),
-    (check_clipped_surrogate, lambda r, a, lo, hi: clipped_surrogate(r, a, lo, hi)),   # 返回 (损失, 低, 高) 也可以
+    (check_clipped_surrogate, lambda r, a, lo, hi: (surrogate(r, a, lo, hi), r < 1 - lo, r > 1 + hi)),  # 返回 (损失, 低, 高) 也可以
 ]
+
+
+PACKAGE = [
+    (check_solution_grad, reference_solution_grad, "reference_solution_grad"),
+    (check_grad_log_softmax, lambda z, a: score(a, softmax_rows(z)), "trainable.score"),
+    (check_solution_grad, lambda m, p, s: hw1.reference_solution_grad(m, p, s), "reference_solution_grad"),
+    (check_pass_at_k, pass_at_k, "estimators.pass_at_k"),
+    (check_pass_at_k, functools.partial(pass_at_k), "estimators.pass_at_k"),
+    (check_pass_at_k, lambda n, c, k: float(pass_at_k(n, c, k)), "estimators.pass_at_k"),
+    (check_rejection_sampling_round, lambda m, p, k, rng, epochs=30, lr=2.0: star(m.copy(), p, p, rounds=1, k=k),
+     "imitation.star"),
+    (check_group_advantages, lambda r, g: group_advantages(r, g), "losses.group_advantages"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: clipped_surrogate(r, a, lo, hi), "losses.clipped_surrogate"),
+]
+
+
+@pytest.mark.parametrize("check, fn, where", PACKAGE, ids=[w for _, _, w in PACKAGE])
+def test_the_package_implementation_does_not_pass(check, fn, where, capsys):
+    """交包里的实现、或者在函数里调用它：不通过，提示说出是哪一个（自动评分记 0 分）。"""
+    result = check(fn)
+    assert not result and where in result.message and "自己写出来" in result.hint
+
+
+def test_a_stuck_function_times_out(monkeypatch, capsys):
+    """死循环的函数：检查在 CALL_SECONDS 秒后停下它，打印「超时」，不再用别的输入调用它。"""
+    monkeypatch.setattr(framework, "CALL_SECONDS", 0.2)
+    calls = []
+
+    def stuck(n, c, k):
+        calls.append(1)
+        while True:
+            try:
+                while True:
+                    pass
+            except Exception:                      # noqa: BLE001  同学可能接住所有异常：超时照样停下
+                pass
+    result = check_pass_at_k(stuck)
+    assert result.status == "error" and "超时" in result.message and len(calls) == 1
 
 
 @pytest.mark.parametrize("check, fn", RIGHT, ids=lambda x: getattr(x, "__name__", "?"))
@@ -141,13 +189,13 @@ WRONG = [
     (check_grad_log_softmax, _naive, "溢出"),
     (check_grad_log_softmax, lambda z, a: None, "return"),
     (check_grad_log_softmax, lambda z, a: _onehot(z, a) - 0.5 * _softmax(z), "之和应该是 0"),
-    (check_solution_grad, lambda m, p, s: -reference_solution_grad(m, p, s), "符号反了"),
-    (check_solution_grad, lambda m, p, s: C._grad_from_records(m, p, s, combine="last"), "加起来"),
-    (check_solution_grad, lambda m, p, s: C._grad_from_records(m, p, s, C._correct_path_records(p, s)),
+    (check_solution_grad, lambda m, p, s: -mutant_grad(m, p, s), "符号反了"),
+    (check_solution_grad, lambda m, p, s: mutant_grad(m, p, s, last_only=True), "加起来"),
+    (check_solution_grad, lambda m, p, s: mutant_grad(m, p, s, hw1._correct_path_records(p, s)),
      "自己上一步写下的值"),
-    (check_solution_grad, lambda m, p, s: reference_solution_grad(m, p, s) / len(p.steps), "不要除以步数"),
-    (check_solution_grad, lambda m, p, s: C._grad_from_records(m, p, s, step_records(p, s)[1:]), "少了第一步"),
-    (check_solution_grad, lambda m, p, s: C._grad_from_records(m, p, s, step_records(p, s)[:-1]), "少了最后一步"),
+    (check_solution_grad, lambda m, p, s: mutant_grad(m, p, s) / len(p.steps), "不要除以步数"),
+    (check_solution_grad, lambda m, p, s: mutant_grad(m, p, s, step_records(p, s)[1:]), "少了第一步"),
+    (check_solution_grad, lambda m, p, s: mutant_grad(m, p, s, step_records(p, s)[:-1]), "少了最后一步"),
     (check_solution_grad, lambda m, p, s: np.zeros((3, 12)), "形状不对"),
     (check_solution_grad, lambda m, p, s: {("nope", 1): [0, 0, 0]}, "不认识的情境"),
     (check_pass_at_k, lambda n, c, k: 1 - (1 - c / n) ** k, "有偏"),
@@ -166,25 +214,25 @@ WRONG = [
     (check_rejection_sampling_round, lambda *a, **kw: rs_round(*a, **kw)[0], "返回两样东西"),
     (check_rejection_sampling_round, lambda m, p, k, rng, epochs=30, lr=2.0:
      rs_round(m, p, k, np.random.default_rng(99), epochs, lr), "rng"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, ddof=0), "总体标准差"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, baseline="none"), "忘了减去基线"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, scale="none"), "忘了除以标准差"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, baseline="loo"), "G/(G−1)"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, baseline="batch"), "基线要按组算"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, scale="batch"), "标准差要按组算"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, eps_where="var"), "加在标准差上"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, eps=1e-6), "eps 不一样"),
-    (check_group_advantages, lambda r, g: C._grpo_adv(r, g, eps_where="none"), "NaN"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, ddof=0), "总体标准差"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, baseline="none"), "忘了减去基线"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, scale="none"), "忘了除以标准差"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, baseline="loo"), "G/(G−1)"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, baseline="batch"), "基线要按组算"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, scale="batch"), "标准差要按组算"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, eps_where="var"), "加在标准差上"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, eps=1e-6), "eps 不一样"),
+    (check_group_advantages, lambda r, g: hw3._grpo_adv(r, g, eps_where="none"), "NaN"),
     (check_group_advantages, lambda r, g: -grpo_adv(r, g), "符号反了"),
     (check_group_advantages, lambda r, g: grpo_adv(r, g).reshape(-1, g), "形状不对"),
     (check_clipped_surrogate, lambda r, a, lo, hi: -surrogate(r, a, lo, hi), "符号反了"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: C._surrogate(r, a, lo, hi, "no_low"), "忘了截断下边"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: C._surrogate(r, a, lo, hi, "no_high"), "忘了截断上边"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: hw3._surrogate(r, a, lo, hi, "no_low"), "忘了截断下边"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: hw3._surrogate(r, a, lo, hi, "no_high"), "忘了截断上边"),
     (check_clipped_surrogate, lambda r, a, lo, hi: surrogate(r, a, hi, lo), "用反了"),
     (check_clipped_surrogate, lambda r, a, lo, hi: surrogate(r, a, lo, lo), "同一个 ε（ε_low）"),
     (check_clipped_surrogate, lambda r, a, lo, hi: surrogate(r, a, hi, hi), "同一个 ε（ε_high）"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: C._surrogate(r, a, lo, hi, "max"), "取了 max"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: C._surrogate(r, a, lo, hi, "clipped_only"), "少了 min"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: hw3._surrogate(r, a, lo, hi, "max"), "取了 max"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: hw3._surrogate(r, a, lo, hi, "clipped_only"), "少了 min"),
     (check_clipped_surrogate, lambda r, a, lo, hi: -r * a, "没有裁剪"),
     (check_clipped_surrogate, lambda r, a, lo, hi: surrogate(r, a, lo, hi).mean(), "形状不对"),
 ]
@@ -201,9 +249,9 @@ def test_typical_mistakes_get_the_right_hint(check, fn, hint, capsys):
 
 def test_wrong_answers_really_differ_on_the_check_cases():
     """检查用的解答里确实有"重复的情境"和"写错后情境变了"的情况，否则相应的提示永远不会触发。"""
-    model, cases = C._solution_cases()
+    model, cases = hw1._solution_cases()
     repeated = any(len({k for k, _ in step_records(p, s)}) < len(p.steps) for p, s in cases)
-    moved = any(C._correct_path_records(p, s) != step_records(p, s) for p, s in cases)
+    moved = any(hw1._correct_path_records(p, s) != step_records(p, s) for p, s in cases)
     assert repeated and moved
     assert any(not s.correct for _, s in cases) and any(s.correct for _, s in cases)
 

@@ -110,8 +110,14 @@ def test_nbgrader_metadata(a):
     assert _meta(setup).get("locked") and "import" in _src(setup), "第一个代码单元格（导入）是只读的"
     solutions = [c for c in cells if _meta(c).get("solution")]
     assert len(solutions) >= 2
+    written = [c for c in cells if c["cell_type"] == "markdown" and _meta(c).get("grade")]
+    assert len(written) >= 2, "每份作业至少两道手工评分的问答"
     for i, cell in enumerate(cells):
         m, src = _meta(cell), _src(cell)
+        if cell["cell_type"] == "markdown" and m.get("grade"):           # 手工评分的问答：前面是只读的题目和评分要点
+            assert m.get("solution") and not m.get("locked") and m["points"] > 0, f"单元格 {i}"
+            assert _meta(cells[i - 1]).get("locked") and "评分要点" in _src(cells[i - 1]), f"单元格 {i}：题目下面写评分要点"
+            continue
         assert ("### BEGIN SOLUTION" in src) == bool(m.get("solution")), f"单元格 {i}：答案标记只能在答案单元格里"
         assert ("### BEGIN HIDDEN TESTS" in src) == bool(m.get("grade")), f"单元格 {i}：评分单元格都有隐藏测试"
         if m.get("solution"):
@@ -127,7 +133,10 @@ def test_nbgrader_metadata(a):
             visible, hidden = src.split("### BEGIN HIDDEN TESTS\n")
             var, check, fn = re.fullmatch(r"(ok_\w+) = (check_\w+)\((\w+)\)\n", visible).groups()
             assert m["grade_id"] == f"check_{fn}"
-            assert hidden.startswith(f"assert {var}.ok") and hidden.endswith("### END HIDDEN TESTS")
+            # 隐藏测试不用 notebook 里的名字：按文件路径重新加载 grading.py，用包里原本的检查给分
+            assert hidden.startswith("import importlib.util as _u\n") and '"/grading.py")' in hidden
+            assert hidden.endswith(f'assert _g.grade("{a}", "{check}", {fn}), "{fn} 没有通过检查（原因见上面的输出）"\n'
+                                   "### END HIDDEN TESTS")
 
 
 def _points_in_text(head):
@@ -140,9 +149,12 @@ def test_points_are_stated_in_the_opening_cell(a):
     head = _src(nb["cells"][0])
     stated = _points_in_text(head)
     graded = {c["metadata"]["nbgrader"]["grade_id"].removeprefix("check_"): p for c in nb["cells"]
-              for p in [_meta(c).get("points")] if _meta(c).get("grade")}
+              for p in [_meta(c).get("points")] if _meta(c).get("grade") and c["cell_type"] == "code"}
+    written = [_meta(c)["points"] for c in nb["cells"] if _meta(c).get("grade") and c["cell_type"] == "markdown"]
     assert stated == graded, f"开头写的分数 {stated} 和评分单元格的分数 {graded} 不一致"
-    assert sum(graded.values()) == TOTAL
+    assert re.search(r"^\| 问答[^|]+\| [^|]+\| " + " \\+ ".join(f"{p:g}" for p in written) + r" \|$", head, re.M), \
+        f"开头要写明问答题的分数 {written}"
+    assert sum(graded.values()) + sum(written) == TOTAL
     assert f"共 {TOTAL} 分" in head and f"| **合计** | | **{TOTAL}** |" in head
 
 
@@ -161,8 +173,10 @@ def test_student_version_has_no_answers_hidden_tests_or_maintainer_paths(a):
               if len(line.strip()) >= 12 and line.strip() in code and line.strip() not in elsewhere]
     assert leaked == [], f"学生版里有答案的代码：{leaked}"
     assert "assert ok_" not in code
-    solutions = [c for c in student["cells"] if _meta(c).get("solution")]
+    solutions = [c for c in student["cells"] if _meta(c).get("solution") and c["cell_type"] == "code"]
     assert solutions and all(STUB.search(_src(c)) for c in solutions)
+    written = [c for c in student["cells"] if _meta(c).get("solution") and c["cell_type"] == "markdown"]
+    assert written and all(_src(c) == "YOUR ANSWER HERE" for c in written), "问答的参考答案不能出现在学生版里"
     for cell in solutions:                                    # 答案区（连同标记）换成和它缩进相同的两行桩，别的不变
         original = _src(H.nbgrader_cells(source)[_meta(cell)["grade_id"]])
         assert _src(cell) == re.sub(r"( *)### BEGIN SOLUTION\n.*?### END SOLUTION",

@@ -281,7 +281,6 @@ CASES = [
     Case("widgets.run_grpo_dashboard_logic", lambda: dict(iters=1),
          {"lr": "number", "group_size": "count", "size": "positive", "temperature": "positive", "iters": "count",
           "seed": "count", "advantage": "choice", "estimator": "choice", "advantage_fn": "callable", "axes": "axes"}),
-    Case("widgets.benchmark", lambda: dict(repeats=1), {"repeats": "count"}),
     Case("widgets.gradient_dashboard", lambda: dict(n_samples=2, repeats=2, n_problems=2),
          {"size": "positive", "n_samples": "count", "context": "context", "procedure": "choice", "seed": "count"}),
     Case("widgets.passk_dashboard", lambda: dict(n=2, repeats=2, n_problems=2),

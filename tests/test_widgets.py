@@ -1,7 +1,7 @@
 """
 控制面板（toyllm.widgets）：逻辑函数直接测；面板本身（ipywidgets.interactive_output）建好以后改控件的值，
 看面板记下的说明、图和结果。没有安装 ipywidgets 时，面板的测试跳过（逻辑函数的测试照常运行）。
-速度不在这里测（见 widgets.benchmark）。
+速度不在这里测（见 tools/bench_widgets.py）。
 """
 
 import random

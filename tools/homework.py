@@ -14,7 +14,7 @@
         release  把课程复制到临时文件夹 → nbgrader generate_assignment → 学生版复制回 release/hwN/
         check    同上，但只比较、不写（学生版过期时退出码 1）
         grade    在临时文件夹里：generate_assignment → 交两份作业（教师的答案、没动过的学生版）
-                 → nbgrader autograde → nbgrader generate_feedback → 打印分数表
+                 → nbgrader autograde → generate_feedback → export → 打印分数表、还要手工评分的问答和成绩 CSV
 
 【用法】（在仓库根目录；需要 pip install -e '.[instructor]'）
         python tools/homework.py build [hw1 ...]    # 改了 src/*.py 以后
@@ -200,15 +200,16 @@ def points(nb):
 
 
 def scores(course, assignment, name):
-    """从 nbgrader 的成绩库读分数：{学生: {grade_id: 得分}}。"""
+    """从 nbgrader 的成绩库读分数：({学生: {grade_id: 得分}}, {学生: [还要老师手工评分的 grade_id]})。"""
     from nbgrader.api import Gradebook
 
-    out = {}
+    out, manual = {}, {}
     with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gb:
         for sub in gb.assignment_submissions(assignment):
             nb = gb.find_submission_notebook(name, assignment, sub.student_id)
             out[sub.student_id] = {g.name: g.score for g in nb.grades}
-    return out
+            manual[sub.student_id] = [g.name for g in nb.grades if g.needs_manual_grade]
+    return out, manual
 
 
 def crashed_cells(nb):
@@ -223,11 +224,13 @@ def crashed_cells(nb):
 
 def grade_assignment(course, assignment, name, extra=None):
     """
-    一份作业的整个评分流程（课程 course 里）：generate_assignment → 交作业 → autograde → generate_feedback。
+    一份作业的整个评分流程（课程 course 里）：generate_assignment → 交作业 → autograde（所有学生一次）
+    → generate_feedback → export。
 
-    【思路】交的作业：solution（没动过的学生版，答案单元格填上教师的答案）、untouched（没动过的学生版），
+    【思路】交的作业：solution（没动过的学生版，答案单元格和问答填上教师的答案）、untouched（没动过的学生版），
         再加上 extra(solution) 返回的 {学生: notebook}（例如由教师的答案改出来的错误版本）。
-    【返回】dict：released（学生版）、full（{grade_id: 满分}）、scores（{学生: {grade_id: 得分}}）、course
+    【返回】dict：released（学生版）、full（{grade_id: 满分}）、scores（{学生: {grade_id: 得分}}）、
+        manual（{学生: [还要老师手工评分的 grade_id]}）、csv（nbgrader export 的成绩表）、autograde_seconds、course
     """
     course = Path(course)
     released = read_nb(generate(course, assignment) / f"{name}.ipynb")
@@ -236,10 +239,14 @@ def grade_assignment(course, assignment, name, extra=None):
     submissions = {"solution": solution, "untouched": released, **(extra(solution) if extra else {})}
     for student, nb in submissions.items():
         submit(course, student, assignment, name, nb)
+    start = time.perf_counter()
     nbgrader(course, "autograde", assignment, "--force")
+    seconds = time.perf_counter() - start
     nbgrader(course, "generate_feedback", assignment, "--force")
-    return {"released": released, "full": points(instructor), "scores": scores(course, assignment, name),
-            "course": course}
+    nbgrader(course, "export", "--to", "grades.csv")
+    got, manual = scores(course, assignment, name)
+    return {"released": released, "full": points(instructor), "scores": got, "manual": manual, "course": course,
+            "csv": (course / "grades.csv").read_text(encoding="utf-8"), "autograde_seconds": seconds}
 
 
 def grade_all(root, names=(), extra=None):
@@ -266,19 +273,32 @@ def score_table(results):
         head = f"{a:<5}{'提交':<26}" + "".join(f"{g:>32}" for g in full) + f"{'总分':>8}"
         lines += [head, "-" * (len(head) + 6)]
         for student, got in r["scores"].items():
-            cells = "".join(f"{f'{got[g]:g}/{full[g]:g}':>32}" for g in full)
-            lines.append(f"{'':<5}{student:<26}{cells}{f'{sum(got.values()):g}/{sum(full.values()):g}':>10}")
+            cells = "".join(f"{'待评' if got[g] is None or g in r['manual'][student] else f'{got[g]:g}/{full[g]:g}':>32}"
+                            for g in full)
+            total = sum(v for g, v in got.items() if v is not None and g not in r["manual"][student])
+            lines.append(f"{'':<5}{student:<26}{cells}{f'{total:g}/{sum(full.values()):g}':>10}")
         lines.append("")
     return "\n".join(lines)
 
 
+def auto(r, student):
+    """一份提交自动评分的部分：{grade_id: 得分}（去掉要老师手工评分的问答）。"""
+    return {g: v for g, v in r["scores"][student].items() if g not in r["manual"]["solution"]}
+
+
 def grade(names=(), keep=None):
-    """教师的答案应得满分，没动过的学生版应得 0 分。返回 (分数表, 是否都符合预期)。"""
+    """
+    教师的答案自动评分的部分应得满分，没动过的学生版应得 0 分。
+    返回 (分数表 + 还要手工评分的部分 + nbgrader export 的 CSV, 是否都符合预期)。
+    """
     with tempfile.TemporaryDirectory() as tmp:
         results = grade_all(keep or tmp, names)
-    ok = all(sum(r["scores"]["solution"].values()) == sum(r["full"].values())
-             and sum(r["scores"]["untouched"].values()) == 0 for r in results.values())
-    return score_table(results), ok
+    ok = all(auto(r, "solution") == {g: p for g, p in r["full"].items() if g in auto(r, "solution")}
+             and not any(auto(r, "untouched").values()) for r in results.values())
+    left = [f"{a} {student}：{'、'.join(gids)}" for a, r in results.items() for student, gids in r["manual"].items() if gids]
+    csv = "".join(r["csv"] if i == 0 else r["csv"].split("\n", 1)[1] for i, r in enumerate(results.values()))
+    return (score_table(results) + "\n还要老师在 formgrader 里手工评分（问答题）：\n  " + "\n  ".join(left)
+            + "\n\nnbgrader export 的成绩（CSV）：\n" + csv), ok
 
 
 def main(argv=None):
@@ -301,7 +321,8 @@ def main(argv=None):
     start = time.perf_counter()
     table, ok = grade(args.names, Path(args.keep).resolve() if args.keep else None)
     print(table)
-    print(f"{'✓ 教师的答案满分、没动过的学生版 0 分' if ok else '✗ 分数和预期不同'}（用时 {time.perf_counter() - start:.0f} 秒）")
+    print(f"{'✓ 教师的答案自动评分部分满分、没动过的学生版 0 分' if ok else '✗ 分数和预期不同'}"
+          f"（用时 {time.perf_counter() - start:.0f} 秒）")
     return 0 if ok else 1
 
 

@@ -25,6 +25,7 @@
     print(evaluate(model, problems, random.Random(1), n=4))
 """
 
+import functools
 import math
 from collections.abc import Mapping, MutableMapping
 
@@ -220,6 +221,55 @@ def probs_for(model, problem, sample):
     return out
 
 
+def score(actions, probs):
+    """
+    得分向量 ∂ log π(a | c) / ∂ z = e_a − π(· | c)：一步（一个下标、3 个概率）或一批（(N,) 个下标、(N, 3) 个概率）。
+
+    【例子】score(0, [0.7, 0.2, 0.1]) → [0.3, −0.2, −0.1]
+    【边界】actions 不是 0 / 1 / 2 的整数、probs 不是每步 3 个数：中文的 ValueError。
+    """
+    a = np.asarray(actions)
+    if a.dtype.kind not in "iu" or ((a < 0) | (a > 2)).any():
+        raise ValueError(f"actions 必须是做法的下标 0 / 1 / 2（一个整数或整数数组），收到 {actions!r}"[:200])
+    try:
+        p = np.asarray(probs, dtype=float)
+    except (TypeError, ValueError):
+        p = None
+    if p is None or p.shape[-1:] != (3,):
+        raise ValueError(f"probs 必须是每步 3 个概率（形状 (3,) 或 (N, 3)），收到 {probs!r}"[:200])
+    return np.eye(3)[a] - p
+
+
+def score_vectors(rollouts):
+    """
+    每份解答的"得分向量" S_i = Σ_t (e_{a_t} − π(·|c_t))，按情境放好。
+
+    【思路】∂ log π(a | c) / ∂ z = e_a − π(· | c)（第 02 个 notebook 第 1 节）；整份解答的 log 概率是各步之和，
+        所以它对 Δ 的梯度就是把每一步的 e_a − π 加到它所在情境的那一行。REINFORCE 的估计是 (1/B) Σ_i A_i S_i。
+    【参数】rollouts：sampler.Rollouts（probs 是采样时的概率，temperature = 1）
+    【返回】numpy 数组，形状 (B, 12, 3)
+    【例子】S = score_vectors(r); g_hat = (rewards[:, None, None] * S).mean(axis=0)
+    【Python 小知识】np.add.at 是"不跳过重复下标"的 +=：同一份解答两次经过同一个情境，两步都加进去。
+    """
+    m = rollouts.mask
+    out = np.zeros((len(rollouts), len(CONTEXTS), 3))
+    np.add.at(out, (np.nonzero(m)[0], rollouts.ctx[m]), score(rollouts.actions[m], rollouts.probs[m]))
+    return out
+
+
+def _rollouts_only(fn):
+    """先检查 rollouts 有 mask、ctx、actions、probs 再调用 fn（包在外面：notebook 02 打印的源码仍是上面几行公式）。"""
+    @functools.wraps(fn)
+    def checked(rollouts):
+        if not all(hasattr(rollouts, n) for n in ("mask", "ctx", "actions", "probs")) or not hasattr(rollouts, "__len__"):
+            raise TypeError(f"rollouts 必须是 sampler.Rollouts（有 mask、ctx、actions、probs），收到 {type(rollouts).__name__}")
+        return fn(rollouts)
+    return checked
+
+
+score_vectors = _rollouts_only(score_vectors)
+
+
 def add_grad(grads, key, action, probs, weight):
     """
     累加一步的梯度：weight × ∂ log π(action | key) / ∂ z = weight × (onehot − probs)。
@@ -243,9 +293,9 @@ def add_grad(grads, key, action, probs, weight):
         raise ValueError(f"probs 必须是 3 个有限的数（这一步的概率），收到 {probs!r}")
     if not (type(weight) is float and math.isfinite(weight)):              # 快路径：普通的有限浮点数
         weight = as_real("weight", weight)
-    g = grads.setdefault(key, [0.0, 0.0, 0.0])
+    g, s = grads.setdefault(key, [0.0, 0.0, 0.0]), score(action, probs)
     for j in range(3):
-        g[j] += weight * ((1.0 if j == action else 0.0) - probs[j])
+        g[j] += weight * float(s[j])
 
 
 def apply_grads(model, grads, lr):

@@ -13,6 +13,7 @@
     面板返回 Dashboard：.ui（整个面板）、.controls（{名字: 小部件}）、.out（Output）、.result、.text、.png、
     .error、.runs、.seconds。测试改 .controls["lr"].value，再看 .text / .png / .result。
     每个面板输出的第一行写明正在运行的是谁的实现（包里的参考实现，还是你写的函数）。
+    Dashboard、build 和各种控件在 dashboard.py，这里只有三个作业的面板。
 
 【为什么图不交给 pyplot 显示】面板的图在重画之间要留着复用，如果留在 pyplot 里，inline 后端会在单元格结束时
     "顺手"再显示一遍；所以图建好后立刻从 pyplot 里拿掉（plt.close），自己转成 PNG 显示。
@@ -20,10 +21,8 @@
 【Python 小知识】interactive_output(f, {"lr": 滑块, ...})：任何一个控件的值变了，就用全部控件的当前值调用 f(lr=..., ...)。
 """
 
-import io
 import math
 import random
-import time
 import types
 
 import numpy as np
@@ -32,218 +31,18 @@ from ._checks import as_choice, as_int, as_real
 from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, make_problem_set
 from .estimators import pass_at_k
 from .exact import exact_pass_at_k, grad_expected_reward
-from .policy import prob_table
 from .sampler import sample_rollouts
 from .plots import (ESTIMATOR_NAMES, plot_context_bars, plot_gradient_estimates, plot_pass_at_k_estimates,
                     plot_training_curves)
-from .trainable import TrainableLLM
-
-FIG_DPI = 72
-"""面板里的图转成 PNG 时的分辨率（每英寸点数）：低一点，重画更快。"""
-
-DASHBOARD_STYLE = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "legend.fontsize": 11,
-                   "xtick.labelsize": 11, "ytick.labelsize": 11}
-"""面板里的图用的字号（matplotlib rcParams）：面板的图按原始像素显示，默认的 10 号字在浏览器里太小。"""
-
-
-
-def _dashboard_style(logic):
-    """装饰器：面板的逻辑函数在 DASHBOARD_STYLE 的字号下画图（新建的图和复用的图一样大的字）。"""
-    import functools
-
-    @functools.wraps(logic)
-    def wrapper(*args, **kwargs):
-        import matplotlib
-
-        with matplotlib.rc_context(DASHBOARD_STYLE):
-            return logic(*args, **kwargs)
-
-    return wrapper
-
-
-PACKAGE = "包里的参考实现"
-"""面板说明里"用的是谁的实现"的写法（另一种是"你写的 ……"）。"""
-
-
-# =============================================================================
-# 画图和面板的小工具
-# =============================================================================
-def figure_png(fig, dpi=FIG_DPI):
-    """把 Figure 画成 PNG 字节。【例子】figure_png(fig)[:8] == b"\x89PNG\r\n\x1a\n\""""
-    if not hasattr(fig, "savefig"):
-        raise TypeError(f"fig 必须是 matplotlib 的 Figure，收到 {fig!r}"[:200])
-    dpi = as_real("dpi", dpi, 0.0, low_open=True)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
-
-
-def _owned(axes_or_ax, created):
-    """画图函数新建的图（created 为 True）从 pyplot 里拿掉（见模块说明），返回它的 Figure。"""
-    fig = np.ravel(np.asarray(axes_or_ax, dtype=object))[0].figure
-    if created:
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)
-    return fig
-
-
-def _wipe(ax):
-    """
-    擦掉坐标轴上画的东西（线、条、文字、图例），留下坐标轴本身和它的刻度，好让同一个画图函数再画一遍。
-
-    【为什么不用 ax.clear()】clear 会扔掉全部刻度对象，下一次画时要一个个重建、重新排版刻度文字，
-        这是重画里很贵的一步。同一个画图函数每次都会重新设置标题、刻度、范围，
-        所以只要擦掉画上去的东西、让坐标范围重新自动计算就够了。
-    """
-    for artist in [*ax.lines, *ax.patches, *ax.collections, *ax.texts, *ax.images]:
-        artist.remove()
-    ax.containers.clear()          # 容器（bar、errorbar）里的东西上面已经擦掉了；不用 Container.remove()：
-                                   # matplotlib 3.9 以前它会重复删除已经删掉的线，报 ValueError
-    if ax.legend_ is not None:
-        ax.legend_.remove()
-    ax.relim()
-    ax.set_autoscale_on(True)
-    ax.set_prop_cycle(None)                     # 颜色从 C0 重新开始
-
-
-def _axes(name, axes, n):
-    """检查 axes 是至少 n 个 matplotlib 坐标轴，返回列表。"""
-    flat = list(np.ravel(np.asarray(axes, dtype=object))) if not hasattr(axes, "plot") else [axes]
-    if len(flat) < n or not all(hasattr(a, "plot") and hasattr(a, "figure") for a in flat):
-        raise TypeError(f"{name} 必须是至少 {n} 个 matplotlib 坐标轴（Axes），收到 {axes!r}"[:200])
-    return flat
-
-
-def _size_label(size):
-    from .text import fmt_size
-
-    return fmt_size(size)
-
-
-class Dashboard:
-    """
-    一个控制面板：一张复用的图、"用这些值重画一次"的函数，和（建好面板以后）它的小部件。
-
-    【属性】ui：整个面板（VBox）；controls：{参数名: 小部件}；out：Output 小部件（interactive_output 给的）；
-        result：最近一次的结果（逻辑函数返回的第一项）；text：最近一次的一行说明；png：最近一次的图（PNG 字节）；
-        error：最近一次的错误说明（没有是 ""）；runs：一共重画了几次；seconds：最近一次重画（计算 + 画图 + PNG）用了几秒
-    【Python 小知识】定义 _repr_mimebundle_，Jupyter 显示这个对象时就改为显示它返回的内容（这里是 VBox 的）。
-    """
-
-    def __init__(self, compute):
-        from .plotstyle import use_chinese_font
-
-        use_chinese_font()                      # 面板的图里有中文：不依赖 notebook 先调用过它
-        self._compute = compute                 # compute(axes=..., **值) -> (结果, 图, 一行说明)
-        self.figure = self.result = self.png = self.ui = self.out = None
-        self.controls = {}
-        self.text = self.error = ""
-        self.runs, self.seconds = 0, float("nan")
-
-    def redraw(self, **values):
-        """用这些值重算、重画（复用上一次的图）、转成 PNG。出错时记下中文说明，不抛出异常。返回 result。"""
-        start = time.perf_counter()
-        try:
-            axes = None
-            if self.figure is not None:
-                axes = self.figure.axes
-                for ax in axes:
-                    _wipe(ax)
-            self.result, self.figure, self.text = self._compute(axes=axes, **values)
-            self.png, self.error = figure_png(self.figure), ""
-        except Exception as e:                                    # noqa: BLE001  面板里出错不能让回调静默失败
-            self.figure = self.png = None                         # 下一次从一张新图开始
-            self.text = self.error = f"✗ 出错了：{type(e).__name__}: {e}"
-        self.seconds = time.perf_counter() - start
-        self.runs += 1
-        return self.result
-
-    def show(self, **values):
-        """重画，并把一行说明和图显示出来（interactive_output 在 Output 里调用它）。"""
-        from IPython.display import Image, display
-
-        self.redraw(**values)
-        print(self.text)
-        if self.png is not None:
-            display(Image(data=self.png, format="png"))
-
-    def values(self):
-        """当前每个控件的值 {参数名: 值}。"""
-        return {name: w.value for name, w in self.controls.items()}
-
-    def _repr_mimebundle_(self, **kwargs):
-        return self.ui._repr_mimebundle_(**kwargs)
-
-
-def _ipywidgets():
-    """导入 ipywidgets；没有安装时给出中文说明（它是 notebook 的可选依赖）。"""
-    try:
-        import ipywidgets
-    except ImportError:
-        raise ImportError("控制面板需要 ipywidgets（notebook 的可选依赖）：在仓库根目录运行 "
-                          "pip install -e '.[dev]'，或者 pip install 'ipywidgets>=8.1,<9'；"
-                          "逻辑函数 run_xxx_dashboard_logic 不需要它") from None
-    return ipywidgets
-
-
-def _build(title, controls, compute, note=""):
-    """把控件排成面板（标题、每行三个控件、Output），用 interactive_output 接到 Dashboard.show 上。"""
-    w = _ipywidgets()
-    dash = Dashboard(compute)
-    dash.controls = controls
-    dash.out = w.interactive_output(dash.show, controls)          # 立刻按初始值画第一次
-    dash.out.layout = w.Layout(min_height="320px")
-    items = list(controls.values())
-    rows = [w.HBox(items[i:i + 3]) for i in range(0, len(items), 3)]
-    head = w.HTML(f"<b>{title}</b>" + (f"<br><span style='color:#555'>{note}</span>" if note else ""))
-    dash.ui = w.VBox([head, *rows, dash.out])
-    return dash
-
-
-def _slider(kind, value, lo, hi, step, description, fmt=None):
-    w = _ipywidgets()
-
-    cls = {"int": w.IntSlider, "float": w.FloatSlider, "log": w.FloatLogSlider}[kind]
-    at = math.log10(value) if kind == "log" else value          # 初始值在范围外时放宽范围（不悄悄地截到边上）
-    lo, hi = min(lo, math.floor(at) if kind == "log" else at), max(hi, math.ceil(at) if kind == "log" else at)
-    kw = dict(value=value, step=step, description=description, continuous_update=False,
-              style={"description_width": "initial"}, layout=w.Layout(width="310px"))
-    if kind == "log":
-        kw.update(base=10, min=lo, max=hi)
-    else:
-        kw.update(min=lo, max=hi)
-    if fmt:
-        kw["readout_format"] = fmt
-    return cls(**kw)
-
-
-def _dropdown(options, value, description):
-    w = _ipywidgets()
-
-    return w.Dropdown(options=options, value=value, description=description,
-                      style={"description_width": "initial"}, layout=w.Layout(width="310px"))
-
-
-def _checkbox(value, description):
-    w = _ipywidgets()
-
-    return w.Checkbox(value=value, description=description, indent=False, layout=w.Layout(width="200px"))
+from .dashboard import (FIG_DPI, PACKAGE, Dashboard, axes_list, build, checkbox, dashboard_style, dropdown,  # noqa: F401
+                        figure_png, owned, slider)                 # FIG_DPI、Dashboard、figure_png 也从这里导入（旧的位置）
+from .text import fmt_size
+from .trainable import TrainableLLM, score_vectors
 
 
 # =============================================================================
 # 作业一 · 梯度：REINFORCE 估计 vs 精确梯度，基线怎样改变方差
 # =============================================================================
-def _rollout_grads(model, roll):
-    """每份解答的 ∂ log P(解答) / ∂Δ，形状 (B, 12, 3)：各步 onehot(a) − π(· | c) 按情境加起来。"""
-    B = len(roll)
-    rows = np.broadcast_to(np.arange(B)[:, None], roll.mask.shape)[roll.mask]
-    ctx = roll.ctx[roll.mask]
-    hits = np.bincount(rows * 36 + ctx * 3 + roll.actions[roll.mask], minlength=B * 36).reshape(B, 12, 3)
-    visits = np.bincount(rows * 12 + ctx, minlength=B * 12).reshape(B, 12)
-    return hits - visits[:, :, None] * prob_table(model)[None]
-
-
 def _gradient_args(size, n_samples, context, procedure, repeats, n_problems, seed):
     """检查作业一面板的参数（逻辑函数和面板共用），返回规范化以后的 {参数名: 值}。"""
     context = tuple(context) if isinstance(context, list) else context
@@ -255,7 +54,7 @@ def _gradient_args(size, n_samples, context, procedure, repeats, n_problems, see
                 seed=as_int("seed", seed, low=0))
 
 
-@_dashboard_style
+@dashboard_style
 def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), procedure="correct",
                                  repeats=200, n_problems=20, seed=0, axes=None):
     """
@@ -286,22 +85,24 @@ def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), pr
     problems = make_problem_set(random.Random(seed), n_problems, 3, 8)
     exact = grad_expected_reward(model, problems)
     roll = sample_rollouts(model, problems, n * repeats, np.random.default_rng(seed))
-    grads = _rollout_grads(model, roll).reshape(n_problems, repeats, n, 36)
+    from .rl import group_advantages
+
+    grads = score_vectors(roll).reshape(n_problems, repeats, n, 36)
     r = roll.correct.astype(float).reshape(n_problems, repeats, n)
-    loo = r - (r.sum(axis=2, keepdims=True) - r) / (n - 1)
+    loo = group_advantages(roll.correct, n, "rloo").reshape(n_problems, repeats, n)
     none = np.einsum("prn,prnk->rk", r, grads).reshape(repeats, 12, 3) / (n_problems * n)
     rloo = np.einsum("prn,prnk->rk", loo, grads).reshape(repeats, 12, 3) / (n_problems * n)
     chosen = (float(exact[c, j]), float(none[:, c, j].mean()), float(none[:, c, j].std(ddof=1)),
               float(rloo[:, c, j].mean()), float(rloo[:, c, j].std(ddof=1)))
     ratio = chosen[4] / chosen[2] if chosen[2] > 0 else math.inf
     text = (f"实现：{PACKAGE}（toyllm.exact 的精确梯度、toyllm.sampler 的采样）。"
-            f"{_size_label(size)} 模型，{n_problems} 道题 × 每题 {n} 份，重复 {repeats} 次。"
+            f"{fmt_size(size)} 模型，{n_problems} 道题 × 每题 {n} 份，重复 {repeats} 次。"
             f"「{CONTEXT_NAMES[context]}」的 Δ_{procedure}：精确梯度 {chosen[0]:+.4f}；"
             f"无基线 {chosen[1]:+.4f} ± {chosen[2]:.4f}，留一法基线 {chosen[3]:+.4f} ± {chosen[4]:.4f}"
             f"（标准差之比 留一法 / 无基线 = {ratio:.2f}）")
     result = types.SimpleNamespace(exact=exact, none=none, rloo=rloo, chosen=chosen, context=context,
                                    procedure=procedure, text=text)
-    return result, _owned(plot_gradient_estimates(result, axes=axes), axes is None)
+    return result, owned(plot_gradient_estimates(result, axes=axes), axes is None)
 
 
 def gradient_dashboard(size=1e9, n_samples=8, context=("mul", 1.5), procedure="correct", seed=0, repeats=200,
@@ -316,18 +117,18 @@ def gradient_dashboard(size=1e9, n_samples=8, context=("mul", 1.5), procedure="c
     size, n_samples, context, procedure, repeats, n_problems, seed = _gradient_args(
         size, n_samples, context, procedure, repeats, n_problems, seed).values()
     controls = {
-        "size": _slider("log", size, 7, 12, 0.25, "模型参数量", ".2g"),
-        "n_samples": _slider("int", n_samples, 2, 32, 1, "每题样本数 n"),
-        "seed": _slider("int", seed, 0, 20, 1, "随机种子"),
-        "context": _dropdown([(CONTEXT_NAMES[k], k) for k in CONTEXTS], context, "情境"),
-        "procedure": _dropdown([(PROCEDURE_NAMES[p], p) for p in PROCEDURES], procedure, "做法"),
+        "size": slider("log", size, 7, 12, 0.25, "模型参数量", ".2g"),
+        "n_samples": slider("int", n_samples, 2, 32, 1, "每题样本数 n"),
+        "seed": slider("int", seed, 0, 20, 1, "随机种子"),
+        "context": dropdown([(CONTEXT_NAMES[k], k) for k in CONTEXTS], context, "情境"),
+        "procedure": dropdown([(PROCEDURE_NAMES[p], p) for p in PROCEDURES], procedure, "做法"),
     }
 
     def compute(axes, **values):
         result, fig = run_gradient_dashboard_logic(repeats=repeats, n_problems=n_problems, axes=axes, **values)
         return result, fig, result.text
 
-    return _build(f"REINFORCE 梯度估计 vs 精确梯度（{PACKAGE}）", controls, compute,
+    return build(f"REINFORCE 梯度估计 vs 精确梯度（{PACKAGE}）", controls, compute,
                   f"每次改动都会重新采样、重新估计 {repeats} 次。看直方图的宽度：基线让它变窄了还是变宽了？换个模型大小试试。")
 
 
@@ -347,7 +148,7 @@ def _passk_args(size, n, temperature, estimator, repeats, n_problems, seed, pass
                 n_problems=as_int("n_problems", n_problems, low=1), seed=as_int("seed", seed, low=0))
 
 
-@_dashboard_style
+@dashboard_style
 def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both", repeats=50, n_problems=40,
                               seed=0, pass_at_k_fn=None, axes=None):
     """
@@ -380,12 +181,12 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
     k_big = ks[-1]
     who = PACKAGE + "（toyllm.estimators.pass_at_k）" if pass_at_k_fn is None else \
         f"无偏估计用你写的 {getattr(fn, '__name__', 'pass_at_k_fn')}"
-    text = (f"实现：{who}。{_size_label(size)} 模型，温度 {temperature:g}，{n_problems} 道题 × 每题 n = {n} 份，"
+    text = (f"实现：{who}。{fmt_size(size)} 模型，温度 {temperature:g}，{n_problems} 道题 × 每题 n = {n} 份，"
             f"重复 {repeats} 次。pass@{k_big}：精确 {exact[k_big]:.3f}，无偏估计的平均 {unbiased[:, -1].mean():.3f}，"
             f"有偏估计的平均 {biased[:, -1].mean():.3f}")
     result = types.SimpleNamespace(ks=ks, exact=exact, unbiased=unbiased, biased=biased, n=n, text=text)
-    ax = None if axes is None else _axes("axes", axes, 1)[0]
-    return result, _owned(plot_pass_at_k_estimates(result, estimator, ax=ax), axes is None)
+    ax = None if axes is None else axes_list("axes", axes, 1)[0]
+    return result, owned(plot_pass_at_k_estimates(result, estimator, ax=ax), axes is None)
 
 
 def passk_dashboard(size=1e9, n=16, temperature=1.0, estimator="both", seed=0, pass_at_k_fn=None, repeats=50,
@@ -399,11 +200,11 @@ def passk_dashboard(size=1e9, n=16, temperature=1.0, estimator="both", seed=0, p
     size, n, temperature, estimator, repeats, n_problems, seed = _passk_args(
         size, n, temperature, estimator, repeats, n_problems, seed, pass_at_k_fn).values()
     controls = {
-        "size": _slider("log", size, 8, 12, 0.25, "模型参数量", ".2g"),
-        "n": _slider("int", n, 1, 64, 1, "每题样本数 n"),
-        "temperature": _slider("float", temperature, 0.2, 2.0, 0.1, "温度", ".1f"),
-        "estimator": _dropdown([(v, k) for k, v in ESTIMATOR_NAMES.items()], estimator, "估计方法"),
-        "seed": _slider("int", seed, 0, 20, 1, "随机种子"),
+        "size": slider("log", size, 8, 12, 0.25, "模型参数量", ".2g"),
+        "n": slider("int", n, 1, 64, 1, "每题样本数 n"),
+        "temperature": slider("float", temperature, 0.2, 2.0, 0.1, "温度", ".1f"),
+        "estimator": dropdown([(v, k) for k, v in ESTIMATOR_NAMES.items()], estimator, "估计方法"),
+        "seed": slider("int", seed, 0, 20, 1, "随机种子"),
     }
 
     def compute(axes, **values):
@@ -412,7 +213,7 @@ def passk_dashboard(size=1e9, n=16, temperature=1.0, estimator="both", seed=0, p
         return result, fig, result.text
 
     who = PACKAGE if pass_at_k_fn is None else "无偏估计用你写的函数"
-    return _build(f"pass@k：无偏估计 vs 有偏估计 vs 精确值（{who}）", controls, compute,
+    return build(f"pass@k：无偏估计 vs 有偏估计 vs 精确值（{who}）", controls, compute,
                   "把 n 调小、k 接近 n 时，两种估计差得最多。")
 
 
@@ -450,7 +251,7 @@ def _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic
                     kl_estimator=estimator, dynamic_sampling=dynamic_sampling, temperature=temperature, seed=seed)
 
 
-@_dashboard_style
+@dashboard_style
 def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu=1, beta=0.0, estimator="k3",
                              dynamic_sampling=False, size=1e9, temperature=1.0, iters=30, seed=0, advantage="grpo",
                              batch_problems=16, advantage_fn=None, surrogate_fn=None, axes=None):
@@ -472,19 +273,19 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     from .rl import train
 
     size = as_real("size", size, 0.0, low_open=True)
-    axes = None if axes is None else _axes("axes", axes, 3)
+    axes = None if axes is None else axes_list("axes", axes, 3)
     cfg = _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic_sampling, temperature, iters, seed,
                        advantage, batch_problems, advantage_fn, surrogate_fn)
     train_set, heldout = _grpo_problems(seed)
-    start = TrainableLLM(size, name=f"{_size_label(size)}（训练前）")
-    model = start.copy(name=f"{_size_label(size)}（训练后）")
+    start = TrainableLLM(size, name=f"{fmt_size(size)}（训练前）")
+    model = start.copy(name=f"{fmt_size(size)}（训练后）")
     hist = train(model, cfg, train_set, heldout, advantage_fn=advantage_fn, surrogate_fn=surrogate_fn)
     p0, p1 = hist.meta["start_pass1_exact"], hist.meta["final_pass1_exact"]
     clip = (float(np.mean(hist["clip_low"])), float(np.mean(hist["clip_high"]))) if hist.n_rows else (0.0, 0.0)
     mine = [name for name, f in (("优势函数", advantage_fn), ("替代损失", surrogate_fn)) if f is not None]
     who = f"用你写的{'、'.join(mine)}" + ("（「优势」选项不起作用）" if advantage_fn is not None else "") if mine else \
         f"用{PACKAGE}（toyllm.rl）"
-    text = (f"实现：{who}。{_size_label(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
+    text = (f"实现：{who}。{fmt_size(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
             f"学习率 {lr:g}，μ = {mu}，ε = {eps_low:g} / {eps_high:g}，β = {beta:g}（{estimator}）"
             f"{'，动态采样' if dynamic_sampling else ''}：路径 pass@1 {p0:.3f} → {p1:.3f}；"
             f"裁剪比例 低 {clip[0]:.3f} / 高 {clip[1]:.3f}；共采样 {hist['samples'][-1] if hist.n_rows else 0} 份")
@@ -528,23 +329,23 @@ def grpo_dashboard(advantage_fn=None, surrogate_fn=None, **defaults):
     _grpo_config(**{k: x for k, x in v.items() if k != "size"}, advantage_fn=advantage_fn, surrogate_fn=surrogate_fn)
     adv_names = {"none": "无基线（REINFORCE）", "mean": "减组平均", "rloo": "留一法（RLOO）", "grpo": "GRPO（再除以标准差）"}
     controls = {
-        "lr": _slider("float", v["lr"], 0.1, 8.0, 0.1, "学习率", ".1f"),
-        "group_size": _slider("int", v["group_size"], 2, 32, 1, "组大小 G"),
-        "iters": _slider("int", v["iters"], 5, 200, 5, "迭代次数"),
-        "eps_low": _slider("float", v["eps_low"], 0.0, 0.5, 0.02, "ε_low", ".2f"),
-        "eps_high": _slider("float", v["eps_high"], 0.0, 0.5, 0.02, "ε_high", ".2f"),
-        "mu": _slider("int", v["mu"], 1, 8, 1, "每批更新次数 μ"),
-        "beta": _slider("float", v["beta"], 0.0, 0.5, 0.01, "KL 系数 β", ".2f"),
-        "estimator": _dropdown(list(KL_ESTIMATORS), v["estimator"], "KL 估计"),
-        "advantage": _dropdown([(adv_names[a], a) for a in ADVANTAGES], v["advantage"], "优势"),
-        "size": _slider("log", v["size"], 8, 12, 0.25, "模型参数量", ".2g"),
-        "temperature": _slider("float", v["temperature"], 0.3, 2.0, 0.1, "温度", ".1f"),
-        "seed": _slider("int", v["seed"], 0, 20, 1, "随机种子"),
-        "dynamic_sampling": _checkbox(v["dynamic_sampling"], "动态采样（DAPO）"),
+        "lr": slider("float", v["lr"], 0.1, 8.0, 0.1, "学习率", ".1f"),
+        "group_size": slider("int", v["group_size"], 2, 32, 1, "组大小 G"),
+        "iters": slider("int", v["iters"], 5, 200, 5, "迭代次数"),
+        "eps_low": slider("float", v["eps_low"], 0.0, 0.5, 0.02, "ε_low", ".2f"),
+        "eps_high": slider("float", v["eps_high"], 0.0, 0.5, 0.02, "ε_high", ".2f"),
+        "mu": slider("int", v["mu"], 1, 8, 1, "每批更新次数 μ"),
+        "beta": slider("float", v["beta"], 0.0, 0.5, 0.01, "KL 系数 β", ".2f"),
+        "estimator": dropdown(list(KL_ESTIMATORS), v["estimator"], "KL 估计"),
+        "advantage": dropdown([(adv_names[a], a) for a in ADVANTAGES], v["advantage"], "优势"),
+        "size": slider("log", v["size"], 8, 12, 0.25, "模型参数量", ".2g"),
+        "temperature": slider("float", v["temperature"], 0.3, 2.0, 0.1, "温度", ".1f"),
+        "seed": slider("int", v["seed"], 0, 20, 1, "随机种子"),
+        "dynamic_sampling": checkbox(v["dynamic_sampling"], "动态采样（DAPO）"),
     }
     mine = {"advantage_fn": advantage_fn, "surrogate_fn": surrogate_fn}
     if advantage_fn is not None or surrogate_fn is not None:
-        use_mine = controls["use_mine"] = _dropdown([(PACKAGE, False), ("你写的函数", True)], True, "优势和替代损失用")
+        use_mine = controls["use_mine"] = dropdown([(PACKAGE, False), ("你写的函数", True)], True, "优势和替代损失用")
         advantage = controls["advantage"]
 
         def sync(_=None):                      # 你写的 advantage_fn 代替「优势」选项：把它变灰，并写明不起作用
@@ -561,34 +362,6 @@ def grpo_dashboard(advantage_fn=None, surrogate_fn=None, **defaults):
         return hist, fig, hist.meta["text"]
 
     who = "可以在包里的参考实现和你写的函数之间切换" if "use_mine" in controls else PACKAGE
-    return _build(f"GRPO 训练面板（{who}）", controls, compute,
+    return build(f"GRPO 训练面板（{who}）", controls, compute,
                   "松开滑块就会从头重新训练；右边的条形图是每个情境训练前后选「正确」的概率。"
                   "说明的第一句写明正在运行谁的实现。")
-
-
-def benchmark(repeats=3):
-    """
-    量一量默认设置下各作业面板重画一次（重算 + 画图 + 转 PNG）要多久（秒）。打印并返回 {面板名: 最快的一次}。
-
-    【思路】和面板里的一样：Dashboard 复用同一张图，第一次画（要新建图）单独打印，之后的重画取 repeats 次里最快的。
-        速度目标（每个作业面板重画在 0.3 秒以内）由这个函数打印出来看，不写成计时的单元测试（机器忙时会误报）。
-        不需要 ipywidgets（直接调用 Dashboard.redraw，也就是控件变化时 interactive_output 调用的那一步）。
-    【例子】python -c "from toyllm.widgets import benchmark; benchmark()"
-    """
-    repeats = as_int("repeats", repeats, low=1)
-    jobs = {"作业一 · 梯度面板": run_gradient_dashboard_logic, "作业二 · pass@k 面板": run_passk_dashboard_logic,
-            "作业三 · GRPO 面板": run_grpo_dashboard_logic}
-    out = {}
-    for name, job in jobs.items():
-        dash = Dashboard(lambda axes, job=job: (*job(axes=axes), ""))
-        dash.redraw()
-        first = dash.seconds
-        times = []
-        for _ in range(repeats):
-            dash.redraw()
-            if dash.error:
-                raise RuntimeError(f"{name} 重画出错：{dash.error}")
-            times.append(dash.seconds)
-        out[name] = min(times)
-        print(f"{name}：默认设置重画 {out[name]:.3f} 秒（{repeats} 次里最快的一次；第一次画要新建图：{first:.3f} 秒）")
-    return out

@@ -15,6 +15,7 @@ import numpy as np
 from ..arithmetic import CONTEXTS
 from ..policy import base_logit_table, log_softmax_rows, softmax_rows
 from ..sampler import Rollouts
+from .. import trainable
 from ..trainable import check_trainable
 from . import losses, objective
 from .config import RLConfig, resolve_config
@@ -22,26 +23,9 @@ from .config import RLConfig, resolve_config
 _N_CTX = len(CONTEXTS)
 
 
-def score_vectors(rollouts):
-    """
-    每份解答的"得分向量" S_i = Σ_t (e_{a_t} − π(·|c_t))，按情境放好。
-
-    【思路】∂ log π(a | c) / ∂ z = e_a − π(· | c)（第 02 个 notebook 第 1 节）；整份解答的 log 概率是各步之和，
-        所以它对 Δ 的梯度就是把每一步的 e_a − π 加到它所在情境的那一行。REINFORCE 的估计是 (1/B) Σ_i A_i S_i。
-    【参数】rollouts：sampler.Rollouts（probs 是采样时的概率，temperature = 1）
-    【返回】numpy 数组，形状 (B, 12, 3)
-    【例子】S = score_vectors(r); g_hat = (rewards[:, None, None] * S).mean(axis=0)
-    【Python 小知识】np.add.at 是"不跳过重复下标"的 +=：同一份解答两次经过同一个情境，两步都加进去。
-    """
-    m = rollouts.mask
-    out = np.zeros((len(rollouts), _N_CTX, 3))
-    np.add.at(out, (np.nonzero(m)[0], rollouts.ctx[m]), np.eye(3)[rollouts.actions[m]] - rollouts.probs[m])
-    return out
-
-
 def _rollouts_first(fn):
     """先检查 rollouts 的类型再调用 fn。包在外面而不写进函数体：notebook 02 打印 score_vectors 的源码，
-    inspect.getsource 沿 __wrapped__ 找到的仍是上面那几行公式。"""
+    inspect.getsource 沿 __wrapped__ 找到的是 trainable.score_vectors 那几行公式。"""
     @functools.wraps(fn)
     def checked(rollouts):
         _check_rollouts(rollouts)
@@ -49,7 +33,7 @@ def _rollouts_first(fn):
     return checked
 
 
-score_vectors = _rollouts_first(score_vectors)
+score_vectors = _rollouts_first(trainable.score_vectors)
 
 
 def _table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0):

@@ -10,15 +10,17 @@
 # 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）第 4 节「梯度：从一步到一道题，再到策略梯度定理」。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
-# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的是这几个检查单元格（它们用包里原本的检查，
+# 并且要求函数是你自己写的：直接调用包里同一个任务的实现记 0 分）；问答题由老师手工评分。
 #
 # | 任务 | 要写的函数 | 分数 |
 # | --- | --- | --- |
-# | 任务 1（第一部分） | `grad_log_softmax` | 4 |
-# | 任务 2（第二部分） | `solution_grad` | 6 |
+# | 任务 1（第一部分） | `grad_log_softmax` | 3 |
+# | 任务 2（第二部分） | `solution_grad` | 4 |
+# | 问答 1、2（第四部分之后） | 文字回答，老师手工评分 | 2 + 1 |
 # | **合计** | | **10** |
 #
-# 任务 2 会调用你在任务 1 写的 `grad_log_softmax`，所以先把任务 1 做对。第三、四部分没有要写的代码，不计分。
+# 任务 2 会调用你在任务 1 写的 `grad_log_softmax`，所以先把任务 1 做对。最后两道问答题写文字回答，由老师手工评分（评分要点写在题目下面）。
 #
 # **怎么做这份作业**：找到写着 `# YOUR CODE HERE` 的地方，把下面的 `raise NotImplementedError()` 换成你的代码，
 # 然后运行紧跟着的「检查」单元格：✓ 表示通过，✗ 会告诉你哪里可能错了。
@@ -36,7 +38,7 @@ from toyllm import CONTEXTS, TrainableLLM, make_problem_set, probs_for, step_rec
 from toyllm.arithmetic import CONTEXT_INDEX, CONTEXT_NAMES
 from toyllm.exact import grad_expected_reward
 from toyllm.gradcheck import compare_grads, finite_difference_grad
-from toyllm.homework.checks import check_estimate_vs_exact, check_grad_log_softmax, check_solution_grad
+from toyllm.homework.hw1 import check_estimate_vs_exact, check_grad_log_softmax, check_solution_grad
 from toyllm.plotstyle import use_chinese_font
 from toyllm.text import pad
 
@@ -73,10 +75,13 @@ def grad_log_softmax(logits, action):
 # %% [markdown]
 # **检查**：下面的单元格用 8 组 logits 试你的函数（有 2 个、5 个做法的，也有大到 800 的 logits）。
 
-# %% nbgrader={"grade": true, "grade_id": "check_grad_log_softmax", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "check_grad_log_softmax", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 ok_step = check_grad_log_softmax(grad_log_softmax)
 ### BEGIN HIDDEN TESTS
-assert ok_step.ok, "grad_log_softmax 没有通过检查（提示见上面的输出）"
+import importlib.util as _u
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
+assert _g.grade("hw1", "check_grad_log_softmax", grad_log_softmax), "grad_log_softmax 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -149,10 +154,13 @@ def solution_grad(model, problem, sample):
 # %% [markdown]
 # **检查**：用 14 份解答（有做对的，也有中途写错的）和逐步累加的参考答案比较。
 
-# %% nbgrader={"grade": true, "grade_id": "check_solution_grad", "locked": true, "points": 6, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "check_solution_grad", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 ok_solution = check_solution_grad(solution_grad)
 ### BEGIN HIDDEN TESTS
-assert ok_solution.ok, "solution_grad 没有通过检查（提示见上面的输出）"
+import importlib.util as _u
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
+assert _g.grade("hw1", "check_solution_grad", solution_grad), "solution_grad 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -259,6 +267,27 @@ for size in (1e7, 1e8, 1e9, 1e11):
 from toyllm.widgets import gradient_dashboard
 
 gradient_dashboard()
+
+# %% [markdown]
+# ## 问答
+#
+# 在每道题下面的单元格里用自己的话回答（双击单元格编辑，写完按 Shift+Enter）。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw1-q1-question", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# **问答 1**（2 分，老师手工评分）第三部分的检查给每个标准误加了下限 $3/n_\text{samples}$。如果不加，某个情境里 bug 一次也没被采到时会发生什么？用两三句话说明。
+#
+# *评分要点*：说出没采到时这一项的样本标准误几乎是 0（1 分）；说出估计却和精确值差着「没采到的那几次」，于是 (估计 − 精确) / SE 会非常大、检查误判为有偏（1 分）。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "hw1-q1", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# 参考答案：没采到 bug 时，这个数在每份解答里的值都一样，样本标准误接近 0；可是精确梯度里包含 bug 那一项的贡献，估计和它差一个不大的数，除以接近 0 的标准误就成了几十、几百个标准误，检查会把无偏的估计误判为错。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw1-q2-question", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# **问答 2**（1 分，老师手工评分）看第四部分的表：留一法基线在哪些模型上让方差变小、在哪些上变大？用一句话说原因。
+#
+# *评分要点*：说出成功率低的小模型上变小、成功率高的大模型上变大，并提到做错的解答的 ∇log P 更大（1 分）。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "hw1-q2", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
+# 参考答案：成功率低的小模型上方差变小，成功率高时反而变大：做错的解答的 ∇log P 大得多，基线 b ≈ 平均奖励给了它们大小为 b 的权重。
 
 # %% [markdown]
 # ## 小结

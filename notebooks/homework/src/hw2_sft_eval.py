@@ -11,15 +11,17 @@
 # 第 5 节「模仿自己：SFT、STaR、拒绝采样微调、专家迭代」。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
-# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的是这几个检查单元格（它们用包里原本的检查，
+# 并且要求函数是你自己写的：直接调用包里同一个任务的实现记 0 分）；问答题由老师手工评分。
 #
 # | 任务 | 要写的函数 | 分数 |
 # | --- | --- | --- |
-# | 任务 1（第一部分） | `pass_at_k_unbiased` | 4 |
-# | 任务 2（第二部分） | `rejection_sampling_round` | 6 |
+# | 任务 1（第一部分） | `pass_at_k_unbiased` | 3 |
+# | 任务 2（第二部分） | `rejection_sampling_round` | 4 |
+# | 问答 1、2（第三部分之后） | 文字回答，老师手工评分 | 2 + 1 |
 # | **合计** | | **10** |
 #
-# 第三部分没有要写的代码，不计分。
+# 最后两道问答题写文字回答，由老师手工评分（评分要点写在题目下面）。
 #
 # **怎么做这份作业**：把 `# YOUR CODE HERE` 下面的 `raise NotImplementedError()` 换成你的代码，运行紧跟着的「检查」单元格。
 # 没做完也可以从头运行到尾，没实现的地方会显示「还没有实现」。
@@ -36,7 +38,7 @@ import numpy as np
 from toyllm import TrainableLLM, log_likelihood, make_problem_set, sft
 from toyllm.estimators import pass_at_k
 from toyllm.exact import exact_pass_at_1, exact_pass_at_k
-from toyllm.homework.checks import check_pass_at_k, check_rejection_sampling_round
+from toyllm.homework.hw2 import check_pass_at_k, check_rejection_sampling_round
 from toyllm.imitation import rejection_sampling_ft, rollouts_to_data, star
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import default_problems
@@ -73,10 +75,13 @@ def pass_at_k_unbiased(n, c, k):
 # %% [markdown]
 # **检查**：238 组 $(n, c, k)$，包括 $n-c<k$、$c=0$ 和 $n=1000$。
 
-# %% nbgrader={"grade": true, "grade_id": "check_pass_at_k_unbiased", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "check_pass_at_k_unbiased", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 ok_passk = check_pass_at_k(pass_at_k_unbiased)
 ### BEGIN HIDDEN TESTS
-assert ok_passk.ok, "pass_at_k_unbiased 没有通过检查（提示见上面的输出）"
+import importlib.util as _u
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
+assert _g.grade("hw2", "check_pass_at_k", pass_at_k_unbiased), "pass_at_k_unbiased 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -141,10 +146,13 @@ def rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0):
 # %% [markdown]
 # **检查**：用同一个种子自己做一遍正确的流程，比较微调后的参数；不一样时会试几种常见的错误。
 
-# %% nbgrader={"grade": true, "grade_id": "check_rejection_sampling_round", "locked": true, "points": 6, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "check_rejection_sampling_round", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 ok_round = check_rejection_sampling_round(rejection_sampling_round)
 ### BEGIN HIDDEN TESTS
-assert ok_round.ok, "rejection_sampling_round 没有通过检查（提示见上面的输出）"
+import importlib.util as _u
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
+assert _g.grade("hw2", "check_rejection_sampling_round", rejection_sampling_round), "rejection_sampling_round 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -190,7 +198,7 @@ else:
 # 旁边是包里的 STaR（`toyllm.imitation.star`）：每轮从**原始模型**重新微调，一份都没做对的题还会带着答案做提示
 # 再做一遍（"合理化"，rationalization）。两边每轮每题都采 4 份。
 
-# %%
+# %% tags=["train"]
 if ok_round:
     model_i, rng = base, np.random.default_rng(1)
     mine_curve = []
@@ -205,6 +213,27 @@ if ok_round:
               f"（{hist['kept'][r]:>3}，{hist['rationalized'][r]:>2}）")
 else:
     print("（rejection_sampling_round 还没有通过检查）")
+
+# %% [markdown]
+# ## 问答
+#
+# 在每道题下面的单元格里用自己的话回答（双击单元格编辑，写完按 Shift+Enter）。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw2-q1-question", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# **问答 1**（2 分，老师手工评分）为什么「有偏」的 $1-(1-c/n)^k$ 平均起来比真实的 pass@k 低，而且 $k$ 越大低得越多？用一个 $n = 2$、$k = 2$ 的例子说明。
+#
+# *评分要点*：正确算出例子（例如 p = 1/2 时期望是 5/8 而真值是 3/4）（1 分）；指出 1 − (1 − x)^k 是凹函数，把 c/n 代进去再平均会偏低（Jensen），k 越大弯得越厉害（1 分）。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "hw2-q1", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# 参考答案：n = 2、k = 2、p = 1/2 时，c = 0、1、2 的概率是 1/4、1/2、1/4，有偏估计分别是 0、3/4、1，平均 5/8，而真实的 pass@2 = 1 − (1/2)² = 3/4。1 − (1 − x)^k 对 x 是凹的，E[f(c/n)] ≤ f(E[c/n])；k 越大曲线越弯，差得越多。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw2-q2-question", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# **问答 2**（1 分，老师手工评分）第二部分数出的「碰巧没出错的 bug 步」会对下一轮的模型有什么影响？给一个减少它的办法。
+#
+# *评分要点*：说出 SFT 会提高 bug 步的概率（下一轮更常用 bug），并给出一个合理办法（过程奖励 / 检查每一步 / 只留每步都对的）（1 分）。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "hw2-q2", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
+# 参考答案：SFT 会把这些 bug 步也学进去，下一轮模型更常用 bug；可以只留每一步都对的解答（检查中间值，即过程奖励）。
 
 # %% [markdown]
 # ## 小结

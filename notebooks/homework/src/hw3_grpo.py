@@ -12,15 +12,17 @@
 # 和第 7 节「PPO 的裁剪、旧策略与 μ；KL 与 k1/k2/k3」。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
-# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的就是这几个检查单元格。
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的是这几个检查单元格（它们用包里原本的检查，
+# 并且要求函数是你自己写的：直接调用包里同一个任务的实现记 0 分）；问答题由老师手工评分。
 #
 # | 任务 | 要写的函数 | 分数 |
 # | --- | --- | --- |
-# | 任务 1（第一部分） | `group_advantages` | 5 |
-# | 任务 2（第二部分） | `clipped_surrogate` | 5 |
+# | 任务 1（第一部分） | `group_advantages` | 3 |
+# | 任务 2（第二部分） | `clipped_surrogate` | 4 |
+# | 问答 1、2（第四部分之后） | 文字回答，老师手工评分 | 2 + 1 |
 # | **合计** | | **10** |
 #
-# 第三、四部分没有要写的代码，不计分。
+# 最后两道问答题写文字回答，由老师手工评分（评分要点写在题目下面）。
 #
 # **怎么做这份作业**：把 `# YOUR CODE HERE` 下面的 `raise NotImplementedError()` 换成你的代码，运行紧跟着的「检查」单元格。
 # 没做完也可以从头运行到尾：没通过检查的函数，后面会先用包里的版本代替。
@@ -34,7 +36,7 @@ import numpy as np
 
 from toyllm import TrainableLLM
 from toyllm import rl
-from toyllm.homework.checks import check_clipped_surrogate, check_group_advantages
+from toyllm.homework.hw3 import check_clipped_surrogate, check_group_advantages
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import default_problems, preset, train
 
@@ -70,10 +72,13 @@ def group_advantages(rewards, group_size, eps=1e-4):
 # %% [markdown]
 # **检查**：6 组奖励，包括全对、全错的组，$G$ = 2、3、4、8，还有不是 0 / 1 的奖励。
 
-# %% nbgrader={"grade": true, "grade_id": "check_group_advantages", "locked": true, "points": 5, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "check_group_advantages", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 ok_adv = check_group_advantages(group_advantages)
 ### BEGIN HIDDEN TESTS
-assert ok_adv.ok, "group_advantages 没有通过检查（提示见上面的输出）"
+import importlib.util as _u
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
+assert _g.grade("hw3", "check_group_advantages", group_advantages), "group_advantages 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -115,10 +120,13 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 # %% [markdown]
 # **检查**：13 个重要性比率（包括裁剪边界两侧）× 正负两种优势 × 3 组 $(\epsilon_\text{low}, \epsilon_\text{high})$。
 
-# %% nbgrader={"grade": true, "grade_id": "check_clipped_surrogate", "locked": true, "points": 5, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "check_clipped_surrogate", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 ok_surr = check_clipped_surrogate(clipped_surrogate)
 ### BEGIN HIDDEN TESTS
-assert ok_surr.ok, "clipped_surrogate 没有通过检查（提示见上面的输出）"
+import importlib.util as _u
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
+assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), "clipped_surrogate 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -150,7 +158,7 @@ plt.show()
 # 优势和替代损失（梯度由引擎从你的损失算出来）。下面用同一个随机种子训练两次：一次用包里的实现，一次用你的，
 # 设置是 GRPO，但学习率 5、每批更新 $\mu=4$ 次、$\epsilon_\text{high}=0.28$，这样裁剪真的会发生。两条曲线应该重合。
 
-# %%
+# %% tags=["train"]
 train_set, heldout = default_problems(0)
 config = preset("grpo", iterations=40, batch_problems=16, lr=5.0, mu=4, eps_high=0.28)
 mine = {"advantage_fn": group_advantages if ok_adv else None,
@@ -174,7 +182,7 @@ print("两次训练的路径 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
 # 裁剪什么时候发生？$\mu = 1$（每批只更新一次）时，计算损失的参数就是采样的参数，$\rho \equiv 1$，**永远不会裁剪**，
 # 损失的值接近 0 但梯度不是 0 —— 这是 TRL、verl 用户常问的问题。下面用包里的实现，只改 $\mu$，看裁剪比例（被裁剪的步占多少）。
 
-# %%
+# %% tags=["train"]
 for mu in (1, 4, 8):
     hist = train(TrainableLLM(1e9), preset("grpo", iterations=20, batch_problems=16, lr=5.0, mu=mu, eps_high=0.28),
                  train_set, heldout)
@@ -199,6 +207,27 @@ for mu in (1, 4, 8):
 from toyllm.widgets import grpo_dashboard
 
 grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_fn"])
+
+# %% [markdown]
+# ## 问答
+#
+# 在每道题下面的单元格里用自己的话回答（双击单元格编辑，写完按 Shift+Enter）。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-q1-question", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# **问答 1**（2 分，老师手工评分）$\mu = 1$ 时为什么从不裁剪？这时损失的值接近 0，梯度为什么不是 0？
+#
+# *评分要点*：说出 μ = 1 时计算损失的参数就是采样的参数，ρ ≡ 1，在区间内（1 分）；说出 ∂ρ/∂θ = ρ ∇log π ≠ 0，梯度就是 A·∇log π（策略梯度），和损失的值无关（1 分）。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "hw3-q1", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# 参考答案：μ = 1 时算损失的参数就是采样时的参数，ρ = π_θ/π_old ≡ 1，永远在 [1 − ε_low, 1 + ε_high] 里。损失 −ρA 的值是 −A 的平均（组内标准化后接近 0），但它对参数的导数是 −A ρ ∇log π = −A ∇log π，正是策略梯度，不是 0。
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-q2-question", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# **问答 2**（1 分，老师手工评分）为什么第三部分里上界的裁剪比例几乎一直是 0？clip-higher 放宽的是哪些动作？
+#
+# *评分要点*：说出 ρ ≤ 1/π_old、优势为正的步大多是概率已经很高的 correct 步，并说出 clip-higher 管的是低概率的好动作（1 分）。
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "hw3-q2", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
+# 参考答案：优势为正的步大多是做对的解答里的 correct 步，π_old 本来就高，ρ = π_θ/π_old ≤ 1/π_old 很难超过 1.28；上界只会裁到低概率的好动作，clip-higher 放宽的正是它们。
 
 # %% [markdown]
 # ## 小结

@@ -1,0 +1,258 @@
+"""
+作业检查的框架（三份作业的检查都用它，各自的检查在 hw1.py、hw2.py、hw3.py）：把同学写的函数和正确答案比较，用中文打印 ✓ 或 ✗，并提示错在哪里。
+
+【思路】每个 check_xxx(fn) 用几组准备好的输入调用你的函数，和包里的正确实现比较：
+    · 全对：打印 ✓；
+    · 不对：先看是不是"常见错误"之一 —— 形状不对、符号反了、忘了减基线、差一个 G/(G−1) 倍、
+      用了总体标准差而不是样本标准差、忘了截断下边…… —— 是的话直接说出来；不是的话给出一组输入、
+      你的结果和应有的结果，方便你自己找；
+    · 你的函数还在 raise NotImplementedError()：打印"还没有实现"。
+    检查函数**从不抛出异常**（你的函数出错时，它把错误类型和信息打印出来），所以没写完的作业
+    也能从头运行到尾。
+
+【返回】每个检查返回一个 CheckResult：可以当 bool 用（通过为 True），属性 status 是
+    "pass" / "fail" / "todo"（还没有实现）/ "error"（你的函数出错）之一，hint 是提示。
+    在 notebook 里作为单元格最后一行时它不会再显示一遍（信息已经打印过了）。
+
+【Python 小知识】try: … except NotImplementedError: … 可以"接住"函数里抛出的这种异常，
+    程序不会停下来；except Exception 接住几乎所有错误（但不包括 Ctrl+C 产生的 KeyboardInterrupt）。
+"""
+
+import signal
+import sys
+import threading
+import warnings
+
+import numpy as np
+
+STATUSES = ("pass", "fail", "todo", "error")
+
+
+class CheckResult:
+    """
+    一次检查的结果。bool(结果) 为 True 表示通过。
+
+    【属性】name：检查的是哪个函数；status："pass" / "fail" / "todo" / "error"；ok：是否通过；
+        hint：提示（通过时是空字符串）；message：打印出来的全文
+    【Python 小知识】定义了 __bool__ 的对象可以直接写进 if 和 assert；定义 _ipython_display_ 并且
+        什么都不做，Jupyter 就不会把它当作单元格的结果再显示一遍。
+    """
+
+    def __init__(self, name, status, hint="", message=""):
+        if status not in STATUSES:
+            raise ValueError(f"status 必须是 {'、'.join(STATUSES)} 之一，收到 {status!r}")
+        self.name, self.status, self.hint, self.message = name, status, hint, message
+
+    @property
+    def ok(self):
+        """是否通过。"""
+        return self.status == "pass"
+
+    def __bool__(self):
+        return self.ok
+
+    def __repr__(self):
+        return f"CheckResult(name={self.name!r}, status={self.status!r}, hint={self.hint!r})"
+
+    def _ipython_display_(self):
+        """已经打印过了，Jupyter 里不再显示。"""
+
+
+# =============================================================================
+# 共用的小工具
+# =============================================================================
+class Todo(Exception):
+    """同学的函数还在 raise NotImplementedError()。"""
+
+
+class Crash(Exception):
+    """同学的函数出错了（异常之外的任何错误）。"""
+
+
+CALL_SECONDS = 10
+"""检查里每次调用同学的函数最多运行几秒（死循环时打印「超时」，这个检查不通过，notebook 接着往下运行）。"""
+
+
+class TimedOut(BaseException):
+    """同学的函数运行超过 CALL_SECONDS 秒（BaseException：同学写的 except Exception 接不住它）。"""
+
+
+class UsedReference(Exception):
+    """同学的函数就是、或者调用了包里同一个任务的实现。"""
+
+
+def _alarm(signum, frame):
+    raise TimedOut()
+
+
+def _traced(fn, args, kwargs, references):
+    """运行 fn：references 是 {(文件, 函数名): 名字}，其中任何一个被执行都记下来（sys.setprofile 看每一次 Python 调用）。"""
+    seen = []
+
+    def hook(frame, event, arg):
+        if event == "call" and (frame.f_code.co_filename, frame.f_code.co_name) in references:
+            seen.append(references[frame.f_code.co_filename, frame.f_code.co_name])
+    old = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        changed = sys.getprofile() is not hook
+        sys.setprofile(old)
+    if seen or changed:
+        raise UsedReference(seen[0] if seen else "（你的函数关掉了检查用的 sys.setprofile）")
+    return out
+
+
+_ACTIVE = {"references": {}}
+"""正在进行的检查里不许同学的函数调用的实现（run 设置，call 使用）。"""
+
+
+def call(fn, *args, references=None, **kwargs):
+    """
+    调用同学的函数：NotImplementedError → Todo；超时（CALL_SECONDS 秒）→ TimedOut；
+    执行了 references 里的包内实现 → UsedReference；其他异常 → Crash；不让 numpy 的警告刷屏。
+
+    【参数】references：{(文件, 函数名): 打印用的名字}（见 reference_codes），默认用 run 给这次检查设的
+    """
+    timer = threading.current_thread() is threading.main_thread()
+    if timer:
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return _traced(fn, args, kwargs, _ACTIVE["references"] if references is None else references)
+    except NotImplementedError:
+        raise Todo() from None
+    except (UsedReference, TimedOut):
+        raise
+    except Exception as e:                                  # noqa: BLE001  同学的代码可能抛任何错误
+        raise Crash(f"{type(e).__name__}: {e}") from None
+    finally:
+        if timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+
+def reference_codes(*functions):
+    """包里的参考实现 → call 的 references：{(源文件, 函数名): "模块.函数名"}（装饰过的函数沿 __wrapped__ 找到本体）。"""
+    out = {}
+    for f in functions:
+        for g in (f, getattr(f, "__wrapped__", None)):
+            if g is not None and hasattr(g, "__code__"):
+                out[g.__code__.co_filename, g.__code__.co_name] = f"{f.__module__}.{f.__name__}"
+    return out
+
+
+def finish(name, status, lines, hint=""):
+    """打印一次检查的结论（✓ / ✗ / …、提示、细节），返回 CheckResult。"""
+    mark = {"pass": "✓", "fail": "✗", "todo": "…", "error": "✗"}[status]
+    body = [f"{mark} {name}：" + lines[0]] + (["  提示：" + hint] if hint else []) + ["  " + x for x in lines[1:]]
+    message = "\n".join(body)
+    print(message)
+    return CheckResult(name, status, hint, message)
+
+
+def passed(name, detail):
+    """通过：打印 ✓。"""
+    return finish(name, "pass", [detail])
+
+
+def failed(name, hint, details=()):
+    """结果不对：打印 ✗、提示和细节。"""
+    return finish(name, "fail", ["结果不对。", *details], hint)
+
+
+def todo(name):
+    """同学的函数还在 raise NotImplementedError()。"""
+    return finish(name, "todo", ["还没有实现。把 raise NotImplementedError() 换成你的代码，再运行上面定义函数的单元格和这个单元格。"])
+
+
+def crashed(name, err, hint=""):
+    """同学的函数出错了：打印错误和提示。"""
+    return finish(name, "error", [f"你的函数出错了：{err}"],
+                  hint or "看一下错误信息说的是哪一行、哪个变量；可以先用一个小例子单独调用你的函数试试。")
+
+
+def used_reference(name, what):
+    """同学的函数就是、或者调用了包里同一个任务的实现：不通过，说明原因。"""
+    return finish(name, "fail", [f"你的函数调用了包里的 {what}，或者它就是包里的实现。"],
+                  "这个任务要你自己写出来：包里的实现可以在作业的其他单元格里用来对照，但不能在要交的函数里调用"
+                  "（自动评分时这一部分记 0 分）。")
+
+
+def guard(name, body):
+    """运行一个检查的主体；无论出什么事都不抛出异常。"""
+    try:
+        return body()
+    except Todo:
+        return todo(name)
+    except Crash as e:
+        return crashed(name, str(e))
+    except UsedReference as e:
+        return used_reference(name, str(e))
+    except TimedOut:                                        # 整个检查到此为止，不再用别的输入调用它
+        return crashed(name, f"超时：运行了 {CALL_SECONDS} 秒还没有结束，检查把它停下了。",
+                       "是不是有死循环（while 的条件永远成立、循环变量没有更新）？自动评分时这一部分记 0 分。")
+    except Exception as e:                                  # noqa: BLE001  检查本身出错也不能让 notebook 停下
+        return finish(name, "error", [f"检查时出了意外的错误：{type(e).__name__}: {e}"],
+                      "请确认传进来的是函数本身（不要加括号），参数的个数和顺序和题目说的一样。")
+
+
+def run(fn, default_name, body, references=()):
+    """
+    检查 fn 是函数、不是包里的实现，然后在 guard 里运行 body(名字, fn)。名字是 fn.__name__（没有时用 default_name）。
+
+    【参数】references：包里同一个任务的实现（函数）；fn 就是其中之一、或者 fn 的代码和它们的代码相同，都判为不通过
+        （fn 在检查里运行时调用了它们，由 call 发现）
+    """
+    name = getattr(fn, "__name__", default_name)
+    if not callable(fn):
+        return finish(name, "error", [f"需要一个函数，收到的是 {type(fn).__name__}。"],
+                      f"把函数本身传进来：check_xxx({name})，不要写成 check_xxx({name}(...))。")
+    refs = reference_codes(*references)
+    code = getattr(getattr(fn, "func", fn), "__code__", None)          # functools.partial 看它包着的函数
+    if code is not None and (code.co_filename, code.co_name) in refs:
+        return used_reference(name, refs[code.co_filename, code.co_name])
+    _ACTIVE["references"] = refs
+    try:
+        return guard(name, lambda: body(name, fn))
+    finally:
+        _ACTIVE["references"] = {}
+
+
+def as_array(value):
+    """把同学返回的东西变成 float 数组；不是数组的返回 None。"""
+    if value is None:
+        return None
+    try:
+        return np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(x, digits=4):
+    """数或数组 → 打印用的短文字。"""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        return f"{float(x):.6g}"
+    return np.array2string(x, precision=digits, suppress_small=True, max_line_width=110)
+
+
+def close(a, b, rtol=1e-7, atol=1e-9):
+    """a、b 形状相同、a 全是有限的数、并且在容差内相等。"""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.all(np.isfinite(a))) and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+
+
+def all_close(got, want, **tol):
+    """got 的每一项都不是 None，并且和 want 的对应项 close。"""
+    return all(g is not None and close(g, w, **tol) for g, w in zip(got, want))
+
+
+def onehot(n, a):
+    """长度 n、第 a 个是 1 的向量。"""
+    e = np.zeros(n)
+    e[a] = 1.0
+    return e
