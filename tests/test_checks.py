@@ -121,7 +121,7 @@ PACKAGE = [
     (check_rejection_sampling_round, lambda m, p, k, rng, epochs=30, lr=2.0: star(m.copy(), p, p, rounds=1, k=k),
      "imitation.star"),
     (check_group_advantages, lambda r, g: group_advantages(r, g), "losses.group_advantages"),
-    (check_clipped_surrogate, lambda r, a, lo, hi: clipped_surrogate(r, a, lo, hi), "losses.clipped_surrogate"),
+    (check_clipped_surrogate, lambda r, a, lo, hi: clipped_surrogate(r, a, lo, hi), "surrogates.clipped_surrogate"),
 ]
 
 

@@ -1,5 +1,5 @@
 """
-裁剪的替代损失（PPO / GRPO / DAPO、GSPO、CISPO）和截断的重要性权重，每个连同它对本步 log π 的导数。
+裁剪的替代损失（PPO / GRPO / DAPO、GSPO、CISPO）和截断的重要性比率，每个连同它对本步 log π 的导数。
 
 【思路】l_{i,t} = − min( ρ A_{i,t} ,  clip(ρ, 1 − ε_low, 1 + ε_high) A_{i,t} ) 和它的变体（第 6 讲 8.5–8.9 节）。
     每个替代损失都返回 Surrogate，挂上 dloss_dlogp（∂ρ/∂log π = ρ 那一步就写在各自的公式旁边）；
