@@ -89,9 +89,8 @@ def prepare_problems(problems, name="problems"):
         path[:, t + 1] = exact_np(op, x, b)
         path_ctx[:, t] = context_ids_np(op, x, b)
         path_bug[:, t] = apply_op_np(op, x, b, np.ones_like(op), None, exact=path[:, t + 1])
-    answer = np.array([p.answer for p in problems], dtype=np.int64)
-    return ProblemBatch(path[:, 0].copy(), ops, operands, mask, answer, mask.sum(axis=1), problems, path, path_ctx,
-                        path_bug)
+    return ProblemBatch(path[:, 0].copy(), ops, operands, mask, np.array([p.answer for p in problems], dtype=np.int64),
+                        mask.sum(axis=1), problems, path, path_ctx, path_bug)
 
 
 @dataclass(frozen=True)
@@ -191,8 +190,7 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
     ctx, actions, values = (np.zeros((B, L), dtype=np.int64) for _ in range(3))
     logp, probs, step_ok = np.zeros((B, L)), np.zeros((B, L, 3)), np.zeros((B, L), dtype=bool)
     probs[:, :, 0] = 1.0
-    mask = batch.mask[rows]
-    ops, operands = batch.ops[rows], batch.operands[rows]
+    mask, ops, operands = batch.mask[rows], batch.ops[rows], batch.operands[rows]
     path, path_ctx, path_bug = batch.path[rows], batch.path_ctx[rows], batch.path_bug[rows]
     x = path[:, 0].copy()
     n_full = int(batch.lengths.min())          # 前 n_full 步每一行都在做：用切片，省掉挑行的开销
