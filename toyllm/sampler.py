@@ -188,8 +188,7 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
         tables = [softmax_rows(logit_table(model, t), temperature) for t in range(L)]
 
     ctx, actions, values = (np.zeros((B, L), dtype=np.int64) for _ in range(3))
-    logp, probs, step_ok = np.zeros((B, L)), np.zeros((B, L, 3)), np.zeros((B, L), dtype=bool)
-    probs[:, :, 0] = 1.0
+    logp, probs, step_ok = np.zeros((B, L)), np.tile([1.0, 0.0, 0.0], (B, L, 1)), np.zeros((B, L), dtype=bool)
     mask, ops, operands = batch.mask[rows], batch.ops[rows], batch.operands[rows]
     path, path_ctx, path_bug = batch.path[rows], batch.path_ctx[rows], batch.path_bug[rows]
     x = path[:, 0].copy()
@@ -221,11 +220,12 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
         step_ok[live, t] = v == exact
         x[live] = np.minimum(np.maximum(v, -VALUE_LIMIT), VALUE_LIMIT)
     if logit_bonus is None:
-        step_tables = np.stack(tables) if not model.cot else tables[0][None]          # (L 或 1, 12, 3)
-        t_index = np.arange(L)[None, :] if not model.cot else 0
-        probs = np.where(mask[..., None], step_tables[t_index, ctx], probs)
+        step_tables = np.stack(tables if not model.cot else tables[:1])                 # (L 或 1, 12, 3)
+        step_tables = np.concatenate([step_tables, np.tile([1.0, 0.0, 0.0], (len(step_tables), 1, 1))], axis=1)
+        t_index, padded = (np.arange(L)[None, :] if not model.cot else 0), np.where(mask, ctx, step_tables.shape[1] - 1)
+        probs = step_tables[t_index, padded]              # 不存在的步查补上的第 13 行：概率 (1, 0, 0)、log 概率 0
         with np.errstate(divide="ignore"):
-            logp = np.where(mask, np.log(step_tables)[t_index, ctx, actions], 0.0)
+            logp = np.log(step_tables)[t_index, padded, actions]
     final = x
     correct = final == batch.answer[rows]
     return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, mask.sum(axis=1), n)
