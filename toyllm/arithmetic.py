@@ -366,11 +366,11 @@ def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None, bug=None):
     if exact is None:
         exact = exact_np(op_ids, a, b)
     out = exact.copy() if bug is None else np.where(proc_ids == 1, bug, exact)
-    rows = proc_ids == 1
-    if bug is None and rows.any():
+    rows = np.nonzero(proc_ids == 1)[0] if bug is None else ()
+    if len(rows):
         out[rows] = _bug_np(op_ids[rows], a[rows], b[rows], exact[rows])
-    slip = proc_ids == 2
-    if slip.any():
+    slip = np.nonzero(proc_ids == 2)[0]
+    if len(slip):
         m = np.abs(exact[slip])
         p = _powers_of_ten(int(m.max()))
         n_digits = (m >= p[1:-1, None]).sum(axis=0) + 1
