@@ -1,5 +1,6 @@
 """
-make bench（python tools/bench.py）：同一个 GRPO 训练跑两遍，比较朴素 Python 循环和向量化引擎的速度；再给出每个预设的用时
+make bench（python tools/bench.py）：引擎和"地板"（tools/floor.py，同一个 GRPO 最精简的 numpy 写法）的用时之比、
+DAPO / GRPO 的用时之比、exact.answer_probs 算 1,000 道题的用时；再比较朴素 Python 循环和向量化引擎，给出每个预设的用时
 （第 6 讲：引擎为什么快 —— 策略只取决于情境，一批几千步的梯度按情境一次加起来）。
 
 【思路】两边做的是**同一个算法**：每次迭代随机挑 32 道题，每题采样 G = 8 份，优势
@@ -15,7 +16,7 @@ make bench（python tools/bench.py）：同一个 GRPO 训练跑两遍，比较�
     计时只在这里打印，不写成单元测试。维护者的工具，不在学生的包里。
 
 【用法】（在仓库根目录）
-    .venv/bin/python tools/bench.py [--size 1e9] [--seed 0] [--repeats 5]
+    .venv/bin/python tools/bench.py [--size 1e9] [--seed 0] [--repeats 5] [--rounds 7]
 """
 
 import argparse
@@ -25,14 +26,18 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from toyllm.exact import correct_paths, exact_pass_at_1  # noqa: E402
+from toyllm.arithmetic import make_problem_set  # noqa: E402
+from toyllm.exact import answer_probs, correct_paths, exact_pass_at_1  # noqa: E402
 from toyllm.problems import default_problems  # noqa: E402
 from toyllm.rl import PRESET_NAMES, PRESETS, preset, train  # noqa: E402
 from toyllm.rl.losses import group_advantages  # noqa: E402
 from toyllm.text import display_width, pad  # noqa: E402
 from toyllm.trainable import TrainableLLM, add_grad, apply_grads, probs_for, step_records  # noqa: E402
+from tools.floor import floor_grpo, path_tables  # noqa: E402
 
 ITERATIONS = 50
 PRESET_TARGET_SECONDS = 0.5
@@ -129,6 +134,64 @@ def run(size=1e9, seed=0, out=print, repeats=5):
             "plain_pass1": p_plain, "engine_pass1": p_engine, "presets": presets}
 
 
+def floor_comparison(size=1e9, seed=0, rounds=7, seeds=5, out=print):
+    """
+    引擎和"地板"（tools/floor.py：同样的采样规则、优势和更新，什么都不记）在同一个进程里交替各跑 rounds 次，取中位数；
+    DAPO 和 GRPO 也交替跑。引擎不做留出题评估：留出题只给 1 道（train 每次迭代都算留出题的路径 pass@1，1 道题几乎不花时间）。
+    再在 seeds 个种子上比较两者训练后留出题的路径 pass@1（平均值 ± 标准误），并检查同一个种子下 Δ 是否逐位相同。
+
+    【返回】dict：engine、floor、dapo 的中位秒数，ratio = engine / floor，dapo_ratio = dapo / engine，
+        pass1（{"engine": (平均, 标准误), "floor": (平均, 标准误)}），identical（每个种子的 Δ 都逐位相同）
+    """
+    train_set, heldout = default_problems(seed)
+    tables, one, paths = path_tables(train_set), correct_paths(heldout[:1]), correct_paths(heldout)
+    work = dict(iterations=ITERATIONS, batch_problems=BATCH_PROBLEMS, group_size=GROUP_SIZE, seed=seed)
+    grpo, dapo = preset("grpo", **work), preset("dapo", **work)
+    train(TrainableLLM(size), grpo.replace(iterations=2), train_set, one)          # 预热
+    floor_grpo(size, train_set, iterations=2, tables=tables)
+    times = {"engine": [], "floor": [], "dapo": []}
+    for _ in range(rounds):
+        for name, fn in (("engine", lambda: train(TrainableLLM(size), grpo, train_set, one)),
+                         ("floor", lambda: floor_grpo(size, train_set, lr=grpo.lr, std_eps=grpo.std_eps, seed=seed,
+                                                      tables=tables)),
+                         ("dapo", lambda: train(TrainableLLM(size), dapo, train_set, one))):
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    p1, identical = {"engine": [], "floor": []}, True
+    for s in range(seeds):
+        model = TrainableLLM(size)
+        train(model, grpo.replace(seed=s), train_set, one)
+        floor_model = TrainableLLM(size)
+        floor_model.params[:] = floor_grpo(size, train_set, lr=grpo.lr, std_eps=grpo.std_eps, seed=s, tables=tables)
+        identical &= bool(np.array_equal(model.params, floor_model.params))
+        p1["engine"].append(exact_pass_at_1(model, paths))
+        p1["floor"].append(exact_pass_at_1(floor_model, paths))
+    p1 = {k: (float(np.mean(v)), float(np.std(v, ddof=1) / np.sqrt(len(v)))) for k, v in p1.items()}
+    ratio, dapo_ratio = med["engine"] / med["floor"], med["dapo"] / med["engine"]
+    out(f"引擎 / 地板（tools/floor.py，同样的采样规则、优势和更新，不记录、不评估；交替 {rounds} 轮的中位数）："
+        f"{med['engine'] * 1000:.1f} ms / {med['floor'] * 1000:.1f} ms = {ratio:.2f} 倍"
+        f"（目标 ≤ 1.3{'，达到' if ratio <= 1.3 else '，没达到'}）")
+    out(f"DAPO / GRPO（同样的工作量，交替）：{med['dapo'] * 1000:.1f} ms / {med['engine'] * 1000:.1f} ms = "
+        f"{dapo_ratio:.2f} 倍（目标 ≤ 2{'，达到' if dapo_ratio <= 2 else '，没达到'}）")
+    out(f"训练后留出题的路径 pass@1（{seeds} 个种子，平均 ± 标准误）：引擎 {p1['engine'][0]:.4f} ± {p1['engine'][1]:.4f}，"
+        f"地板 {p1['floor'][0]:.4f} ± {p1['floor'][1]:.4f}；同一个种子下 Δ {'逐位相同' if identical else '不同'}")
+    return {**med, "ratio": ratio, "dapo_ratio": dapo_ratio, "pass1": p1, "identical": identical}
+
+
+def answer_probs_time(size=1e9, n=1000, seed=0, out=print):
+    """exact.answer_probs（答对的精确概率）算 n 道 3~8 步的题要几秒（一次）。【返回】秒数"""
+    problems = make_problem_set(random.Random(seed), n, 3, 8)
+    model = TrainableLLM(size)
+    t0 = time.perf_counter()
+    q = answer_probs(model, problems)
+    secs = time.perf_counter() - t0
+    out(f"exact.answer_probs：{n} 道 3~8 步的题 {secs:.3f} 秒（目标 ≤ 0.1 秒{'，达到' if secs <= 0.1 else '，没达到'}）；"
+        f"平均答对的概率 {q.mean():.4f}，路径 pass@1 {exact_pass_at_1(model, problems):.4f}")
+    return secs
+
+
 def preset_times(size=1e9, seed=0, repeats=5, train_set=None, paths=None):
     """每个预设在基准工作量上的用时：{预设名: (最快的秒数, 采样的解答数)}。"""
     if train_set is None or paths is None:
@@ -152,8 +215,12 @@ def main(argv=None):
     parser.add_argument("--size", type=float, default=1e9, help="模型参数量（默认 1e9）")
     parser.add_argument("--seed", type=int, default=0, help="随机种子（默认 0）")
     parser.add_argument("--repeats", type=int, default=5, help="引擎跑几次取最快的一次（默认 5）")
+    parser.add_argument("--rounds", type=int, default=7, help="引擎和地板交替跑几轮取中位数（默认 7）")
     args = parser.parse_args(argv)
-    run(args.size, args.seed, out=lambda s: print(s, flush=True), repeats=args.repeats)
+    out = lambda s: print(s, flush=True)  # noqa: E731
+    floor_comparison(args.size, args.seed, args.rounds, out=out)
+    answer_probs_time(args.size, out=out)
+    run(args.size, args.seed, out=out, repeats=args.repeats)
     return 0
 
 

@@ -355,22 +355,22 @@ def exact_np(op_ids, a, b):
     return np.where(op_ids == 0, a + b, np.where(op_ids == 1, a - b, a * b))
 
 
-def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None):
+def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None, bug=None):
     """
     向量化：按做法算一步，和 apply_op 的定义相同（careless 的随机数来自 numpy 的 rng，所以具体的错值分布相同、序列不同）。
 
     【参数】op_ids、proc_ids：int 数组（OPS、PROCEDURES 的下标）；a、b：int64 数组；rng：numpy.random.Generator；
-        exact：可选，已经算好的正确结果（采样器自己也要用它，传进来省一次计算）
+        exact、bug：可选，已经算好的正确结果、bug 的结果（采样器查表得到，传进来省掉计算；bug 只用到选了 bug 的位置）
     【返回】int64 数组
     """
     if exact is None:
         exact = exact_np(op_ids, a, b)
-    out = exact.copy()
-    bug = proc_ids == 1
-    if bug.any():
-        out[bug] = _bug_np(op_ids[bug], a[bug], b[bug], exact[bug])
-    slip = proc_ids == 2
-    if slip.any():
+    out = exact.copy() if bug is None else np.where(proc_ids == 1, bug, exact)
+    rows = np.nonzero(proc_ids == 1)[0] if bug is None else ()
+    if len(rows):
+        out[rows] = _bug_np(op_ids[rows], a[rows], b[rows], exact[rows])
+    slip = np.nonzero(proc_ids == 2)[0]
+    if len(slip):
         m = np.abs(exact[slip])
         p = _powers_of_ten(int(m.max()))
         n_digits = (m >= p[1:-1, None]).sum(axis=0) + 1

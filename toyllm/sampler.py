@@ -3,7 +3,7 @@
 
 【思路】ToyLLM.generate 一步一步地做一道题，清楚但慢。RL 一轮要做几百份解答，评估要做几万份，
     所以这里把"题目 × 第几遍"排成 B 行，每一步对 B 行同时做：
-        1. 由每行自己上一步写下的值算出这一步的情境（context_ids_np）；
+        1. 由每行自己上一步写下的值算出这一步的情境（context_ids_np；还在正确路径上的行直接查 ProblemBatch 的表）；
         2. 查概率表 π(· | 情境)，用一个均匀随机数 u 按累积概率选做法（和 generate 的规则相同）；
         3. 按选中的做法算出这一步的值（apply_op_np）。
     得到的解答和 generate 的**分布**相同（有统计检验），只是随机数的用法不同，所以同一个种子给出的具体样本不同。
@@ -13,7 +13,7 @@
 【Python 小知识】numpy 的"花式索引"table[ctx]：ctx 是整数数组时，结果的每一行是 table 的第 ctx[i] 行。
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -31,10 +31,13 @@ VALUE_LIMIT = 10 ** 16 - 1
 @dataclass(frozen=True)
 class ProblemBatch:
     """
-    一批题目的数组形式（P 道题，补齐到最长的 L 步）。
+    一批题目的数组形式（P 道题，补齐到最长的 L 步），连同每道题沿正确路径的表（只和题目有关，采样时查表）。
 
     【属性】start (P,)；ops (P, L)：OPS 的下标；operands (P, L)；mask (P, L)：这一步存在；
-        answer (P,)；lengths (P,)；problems：原来的 Problem 列表
+        answer (P,)；lengths (P,)；problems：原来的 Problem 列表；
+        path (P, L + 1)：正确的值（第 t 列是第 t 步之前的值，path[:, 0] = start）；
+        path_ctx (P, L)：正确路径上每一步的情境；path_bug (P, L)：正确路径上每一步 bug 的结果
+        （补齐的步是"加 0"，不用 mask 去掉时也是合法的数）
     """
     start: np.ndarray
     ops: np.ndarray
@@ -43,6 +46,9 @@ class ProblemBatch:
     answer: np.ndarray
     lengths: np.ndarray
     problems: tuple
+    path: np.ndarray
+    path_ctx: np.ndarray
+    path_bug: np.ndarray
 
     def __len__(self):
         return len(self.problems)
@@ -56,9 +62,8 @@ class ProblemBatch:
         rows = np.asarray(rows, dtype=np.int64)
         if rows.ndim != 1 or len(rows) == 0:
             raise ValueError(f"rows 必须是非空的一维整数数组，收到 {rows!r}")
-        problems = tuple(map(self.problems.__getitem__, rows.tolist()))
-        return ProblemBatch(self.start[rows], self.ops[rows], self.operands[rows], self.mask[rows], self.answer[rows],
-                            self.lengths[rows], problems)
+        return ProblemBatch(**{f.name: tuple(map(self.problems.__getitem__, rows.tolist())) if f.name == "problems"
+                               else getattr(self, f.name)[rows] for f in fields(ProblemBatch)})
 
 
 def prepare_problems(problems, name="problems"):
@@ -72,15 +77,20 @@ def prepare_problems(problems, name="problems"):
         return problems
     problems = check_problems(name, problems)
     P, L = len(problems), max(len(p.steps) for p in problems)
-    ops = np.zeros((P, L), dtype=np.int64)
-    operands = np.zeros((P, L), dtype=np.int64)
+    ops, operands, path_ctx, path_bug = (np.zeros((P, L), dtype=np.int64) for _ in range(4))
     mask = np.zeros((P, L), dtype=bool)
     for i, p in enumerate(problems):
         for t, step in enumerate(p.steps):
             ops[i, t], operands[i, t], mask[i, t] = OP_INDEX[step.op], step.operand, True
-    start = np.array([p.start for p in problems], dtype=np.int64)
-    answer = np.array([p.answer for p in problems], dtype=np.int64)
-    return ProblemBatch(start, ops, operands, mask, answer, mask.sum(axis=1), problems)
+    path = np.zeros((P, L + 1), dtype=np.int64)
+    path[:, 0] = [p.start for p in problems]
+    for t in range(L):                    # 沿正确路径走一遍：每一步的情境、bug 的结果、正确的值
+        op, x, b = ops[:, t], path[:, t], operands[:, t]
+        path[:, t + 1] = exact_np(op, x, b)
+        path_ctx[:, t] = context_ids_np(op, x, b)
+        path_bug[:, t] = apply_op_np(op, x, b, np.ones_like(op), None, exact=path[:, t + 1])
+    return ProblemBatch(path[:, 0].copy(), ops, operands, mask, np.array([p.answer for p in problems], dtype=np.int64),
+                        mask.sum(axis=1), problems, path, path_ctx, path_bug)
 
 
 @dataclass(frozen=True)
@@ -169,8 +179,7 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
     【Python 小知识】logit_bonus 通常是一个闭包：在调用者里定义的小函数，记得调用者的变量（例如每道题的正确中间值）。
     """
     P, L = batch.ops.shape
-    B = P * n
-    rows = np.repeat(np.arange(P), n)
+    B, rows = P * n, np.repeat(np.arange(P), n)
     if logit_bonus is not None:
         logits = [logit_table(model)] * L if model.cot else [logit_table(model, t) for t in range(L)]
     elif model.cot:
@@ -178,22 +187,20 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
     else:
         tables = [softmax_rows(logit_table(model, t), temperature) for t in range(L)]
 
-    ctx = np.zeros((B, L), dtype=np.int64)
-    actions = np.zeros((B, L), dtype=np.int64)
-    values = np.zeros((B, L), dtype=np.int64)
-    logp = np.zeros((B, L))
-    probs = np.zeros((B, L, 3))
-    probs[:, :, 0] = 1.0
-    step_ok = np.zeros((B, L), dtype=bool)
-    mask = batch.mask[rows]
-    ops, operands = batch.ops[rows], batch.operands[rows]
-    x = batch.start[rows].copy()
+    ctx, actions, values = (np.zeros((B, L), dtype=np.int64) for _ in range(3))
+    logp, probs, step_ok = np.zeros((B, L)), np.tile([1.0, 0.0, 0.0], (B, L, 1)), np.zeros((B, L), dtype=bool)
+    mask, ops, operands = batch.mask[rows], batch.ops[rows], batch.operands[rows]
+    path, path_ctx, path_bug = batch.path[rows], batch.path_ctx[rows], batch.path_bug[rows]
+    x = path[:, 0].copy()
     n_full = int(batch.lengths.min())          # 前 n_full 步每一行都在做：用切片，省掉挑行的开销
     for t in range(L):
         live = slice(None) if t < n_full else np.nonzero(mask[:, t])[0]
         op, b, xl = ops[live, t], operands[live, t], x[live]
-        c = context_ids_np(op, xl, b)
-        exact = exact_np(op, xl, b)
+        # 还在正确路径上的行查表（path_ctx、path_bug 是这次采样自己的副本，可以原地改；path 的下一列下一步还要用）
+        c, exact, bug = path_ctx[live, t], path[live, t + 1].copy(), path_bug[live, t]
+        off = np.nonzero(xl != path[live, t])[0]
+        if len(off):                           # 走偏了的行：现算情境和正确结果（bug 的结果等选了 bug 再算）
+            c[off], exact[off] = context_ids_np(op[off], xl[off], b[off]), exact_np(op[off], xl[off], b[off])
         if logit_bonus is None:                # 查表：概率和 log 概率在循环后按 (情境, 步号) 一次取出
             if t == 0 or tables[t] is not tables[t - 1]:
                 cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
@@ -205,16 +212,20 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
             a = _choose(pr, u)
             logp[live, t] = np.log(pr[np.arange(len(a)), a])
             probs[live, t] = pr
-        v = apply_op_np(op, xl, b, a, rng, exact=exact)
+        fix = off[a[off] == 1]
+        if len(fix):
+            bug[fix] = apply_op_np(op[fix], xl[fix], b[fix], a[fix], None, exact=exact[fix])
+        v = apply_op_np(op, xl, b, a, rng, exact=exact, bug=bug)
         ctx[live, t], actions[live, t], values[live, t] = c, a, v
         step_ok[live, t] = v == exact
         x[live] = np.minimum(np.maximum(v, -VALUE_LIMIT), VALUE_LIMIT)
     if logit_bonus is None:
-        step_tables = np.stack(tables) if not model.cot else tables[0][None]          # (L 或 1, 12, 3)
-        t_index = np.arange(L)[None, :] if not model.cot else 0
-        probs = np.where(mask[..., None], step_tables[t_index, ctx], probs)
+        step_tables = np.stack(tables if not model.cot else tables[:1])                 # (L 或 1, 12, 3)
+        step_tables = np.concatenate([step_tables, np.tile([1.0, 0.0, 0.0], (len(step_tables), 1, 1))], axis=1)
+        t_index, padded = (np.arange(L)[None, :] if not model.cot else 0), np.where(mask, ctx, step_tables.shape[1] - 1)
+        probs = step_tables[t_index, padded]              # 不存在的步查补上的第 13 行：概率 (1, 0, 0)、log 概率 0
         with np.errstate(divide="ignore"):
-            logp = np.where(mask, np.log(step_tables)[t_index, ctx, actions], 0.0)
+            logp = np.log(step_tables)[t_index, padded, actions]
     final = x
     correct = final == batch.answer[rows]
     return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, mask.sum(axis=1), n)

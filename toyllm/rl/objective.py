@@ -88,7 +88,7 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
     surrogate = float(wl[m] @ surr.loss.astype(dt)[m])
     s = wl * surr.dloss_dlogp.astype(dt)
     kl_term, kl_est = 0.0, math.nan
-    if ref_logp is not None and m.any():
+    if ref_logp is not None and (cfg.beta > 0 or want_kl_est) and m.any():
         ref = _tokens("ref_logp", ref_logp, m)
         here = np.where(m, logp, ref)                      # mask 外 k = 0
         if want_kl_est:                                    # 记录用：不夹的估计
