@@ -54,7 +54,7 @@ def maj_vote(answers):
     【例子】maj_vote([5, 7, 7, 5, 3]) → 5（5 和 7 各 2 票，5 先出现）；maj_vote([1, 2, 2]) → 2
     【Python 小知识】dict 记住插入顺序（Python 3.7 起），所以第一个达到最高票数的键就是最先出现的答案。
     """
-    answers = as_list("answers", answers, "答案")
+    answers = as_list("answers", answers, "答案", "[42, 41, 42]")
     counts = {}
     for a in answers:
         counts[a] = counts.get(a, 0) + 1
@@ -72,7 +72,7 @@ def verify(answers, truth, error_rate=0.0, rng=None):
     【返回】list of int（1 = 判为对）
     【例子】verify([3, 4, 3], 3) → [1, 0, 1]
     """
-    answers = as_list("answers", answers, "答案")
+    answers = as_list("answers", answers, "答案", "[42, 41, 42]")
     if isinstance(truth, (bool, np.bool_)) or not isinstance(truth, (int, np.integer)):
         raise TypeError(f"truth（正确答案）必须是一个整数，收到 {truth!r}（类型 {type(truth).__name__}）")
     error_rate = as_real("error_rate", error_rate, 0.0, 1.0)
@@ -96,7 +96,7 @@ def best_of_n(answers, scores):
     【例子】best_of_n([7, 5, 9], [0, 1, 1]) → 5；best_of_n([7, 5], lambda a: a == 5) → 5；
         所有分数都一样时选第一个：best_of_n([7, 5], [0, 0]) → 7
     """
-    answers = as_list("answers", answers, "答案")
+    answers = as_list("answers", answers, "答案", "[42, 41, 42]")
     if callable(scores):
         scores = [scores(a) for a in answers]
     scores = [float(x) if isinstance(x, (bool, np.bool_)) else as_real("scores 里的分数", x)
@@ -173,7 +173,7 @@ def _as_samples(samples):
 def _ks_for(samples, ks):
     if isinstance(ks, (int, np.integer)) and not isinstance(ks, bool):
         ks = (ks,)
-    ks = tuple(as_int("ks 里的 k", k, low=1) for k in as_list("ks", ks, "整数 k（例如 (1, 2, 4)）"))
+    ks = tuple(as_int("ks 里的 k", k, low=1) for k in as_list("ks", ks, "整数 k", "(1, 2, 4)"))
     for k in ks:
         if k > samples.n:
             raise ValueError(f"ks 里的 k 不能大于 n（每道题的样本数），收到 k={k}、n={samples.n}")

@@ -360,7 +360,7 @@ def evaluate(model, problems, rng, n=4, ks=(1,)):
     """
     rng = as_rng("rng", rng)
     n = as_int("n", n, low=1)
-    ks = tuple(as_int("ks 里的 k", k, 1) for k in as_list("ks", ks, " k（例如 (1, 4)）"))
+    ks = tuple(as_int("ks 里的 k", k, 1) for k in as_list("ks", ks, "k", "(1, 4)"))
     for k in ks:
         if k > n:
             raise ValueError(f"ks 里的 k 不能大于 n（每道题的采样次数），收到 k={k}、n={n}")

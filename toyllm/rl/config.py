@@ -12,7 +12,7 @@ import math
 import types
 from dataclasses import dataclass, field
 
-from .._checks import as_bool, as_choice, as_int, as_real
+from .._checks import as_bool, as_choice, as_int, as_list, as_real
 from ..text import display_width, pad
 from .losses import ADVANTAGES, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
 
@@ -302,12 +302,8 @@ def presets_table(names=None):
     """
     if names is None:
         names = list(PRESETS)
-    elif isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
-        raise TypeError(f"names 必须是预设名的列表（例如 ['grpo', 'dapo']），收到 {names!r}")
     else:
-        names = [str(n) for n in names]
-        if not names:
-            raise ValueError(f"names 不能为空；可用的预设：{'、'.join(PRESETS)}")
+        names = [str(n) for n in as_list("names", names, "预设名", "['grpo', 'dapo']")]
     dicts = [resolve_config(n, "names 里的预设名").to_dict() for n in names]
     keys = [k for k in dicts[0] if len({repr(d[k]) for d in dicts}) > 1] if len(dicts) > 1 else list(dicts[0])
     heads = [PRESET_NAMES.get(n, n) for n in names]
