@@ -403,6 +403,5 @@ def _as_data(data):
 
 def context_report(model):
     """几个代表性情境下选 correct 的概率，用来看训练"教会了模型什么"。【返回】{名字: 概率}"""
-    if not isinstance(model, TrainableLLM):
-        raise TypeError(f"model 必须是 TrainableLLM，收到 {type(model).__name__}")
+    check_trainable(model)
     return {name: model.p_correct(key) for name, key in HARD_CONTEXTS}
