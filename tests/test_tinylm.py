@@ -228,7 +228,7 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="'x'.*不在字表"):
         tl.encode("12x3")
     model = tl.TinyLM(d=8, heads=2, layers=1, context=8)
-    with pytest.raises(ValueError, match="examples 不能是空的"):
+    with pytest.raises(ValueError, match="examples 不能为空.*Example"):
         tl.sft(model, [], steps=1)
     with pytest.raises(TypeError, match="examples 必须是 Example 的列表.*'12\\+3='"):
         tl.sft(model, "12+3=", steps=1)

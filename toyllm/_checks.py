@@ -61,6 +61,22 @@ def as_choice(name, value, choices):
     raise ValueError(f"{name} 必须是 {'、'.join(repr(c) for c in choices)} 之一，收到 {value!r}。{hint}")
 
 
+def as_list(name, value, what, example=None):
+    """
+    检查 value 是非空的一串东西（list、tuple、生成器……，不能是字符串），返回 list。
+
+    【参数】what：里面该放什么（"数"、"Problem"……）；example：报错时给的例子
+    【例子】as_list("ks", (1, 4), "k") → [1, 4]；as_list("ks", [], "k") → ValueError：ks 不能为空：至少要有一个 k
+    """
+    hint = f"（例如 {example}）" if example else ""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} 必须是 {what} 的列表{hint}，收到 {value!r}"[:200])
+    value = list(value)
+    if not value:
+        raise ValueError(f"{name} 不能为空：至少要有一个 {what}{hint}")
+    return value
+
+
 def as_float_array(name, value):
     """把 value 变成 float 的 numpy 数组；字符串、字典或转不成数的东西报中文的 TypeError。"""
     if isinstance(value, (str, bytes, dict)):

@@ -79,14 +79,6 @@ def wipe(ax):
     ax.set_prop_cycle(None)                     # 颜色从 C0 重新开始
 
 
-def axes_list(name, axes, n):
-    """检查 axes 是至少 n 个 matplotlib 坐标轴，返回列表。"""
-    flat = list(np.ravel(np.asarray(axes, dtype=object))) if not hasattr(axes, "plot") else [axes]
-    if len(flat) < n or not all(hasattr(a, "plot") and hasattr(a, "figure") for a in flat):
-        raise TypeError(f"{name} 必须是至少 {n} 个 matplotlib 坐标轴（Axes），收到 {axes!r}"[:200])
-    return flat
-
-
 class Dashboard:
     """
     一个控制面板：一张复用的图、"用这些值重画一次"的函数，和（建好面板以后）它的小部件。

@@ -37,19 +37,15 @@ def plot_gradient_estimates(result, axes=None):
     ax1.errorbar(rloo[:, :, j].mean(axis=0), y - 0.15, xerr=rloo[:, :, j].std(axis=0, ddof=1), fmt="s", ms=4,
                  color="C0", capsize=2, label="留一法基线：平均 ± 标准差")
     ax1.legend(loc="upper right")
-    ax1.set_yticks(y)
-    ax1.set_yticklabels([CONTEXT_NAMES[k] for k in CONTEXTS])
+    ax1.set(yticks=y, yticklabels=[CONTEXT_NAMES[k] for k in CONTEXTS])
     ax1.axvline(0, color="k", lw=0.8)
-    ax1.set_xlabel(f"∂J / ∂Δ（做法：{PROCEDURE_NAMES[result.procedure]}）")
-    ax1.set_title("每个情境的梯度：精确值与 REINFORCE 估计")
+    ax1.set(xlabel=f"∂J / ∂Δ（做法：{PROCEDURE_NAMES[result.procedure]}）", title="每个情境的梯度：精确值与 REINFORCE 估计")
     a, b = none[:, c, j], rloo[:, c, j]
     bins = np.linspace(min(a.min(), b.min()), max(a.max(), b.max()), 31)
     ax2.hist(a, bins=bins, alpha=0.55, color="C3", histtype="stepfilled", label="无基线")
     ax2.hist(b, bins=bins, alpha=0.55, color="C0", histtype="stepfilled", label="留一法基线")
     ax2.axvline(exact[c, j], color="k", lw=1.5, label="精确值")
-    ax2.set_title(f"「{CONTEXT_NAMES[result.context]}」的 {len(a)} 次估计")
-    ax2.set_xlabel("梯度估计")
-    ax2.set_ylabel("次数")
+    ax2.set(title=f"「{CONTEXT_NAMES[result.context]}」的 {len(a)} 次估计", xlabel="梯度估计", ylabel="次数")
     ax2.legend()
     return axes
 
@@ -80,10 +76,7 @@ def plot_pass_at_k_estimates(result, estimator="both", ax=None):
             ax.plot(ks, m, color=color, marker="s", ms=4, label=_ESTIMATOR_LABELS[key] + "（平均）")
             ax.fill_between(ks, m - s, m + s, color=color, alpha=0.2)
     log2_axis(ax, ks)
-    ax.set_ylim(0, 1.02)
-    ax.set_xlabel("k")
-    ax.set_ylabel("pass@k")
-    ax.set_title(f"从 n = {result.n} 份样本估计 pass@k（带子：±1 个标准差）")
+    ax.set(ylim=(0, 1.02), xlabel="k", ylabel="pass@k", title=f"从 n = {result.n} 份样本估计 pass@k（带子：±1 个标准差）")
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     if fig is not None:

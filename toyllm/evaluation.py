@@ -30,12 +30,11 @@
     print(pass_at_k_sampled(samples, (1, 4, 16))[4])
 """
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import as_int, as_real
+from ._checks import as_int, as_list, as_real
 from .estimators import LEVEL, choose_ratio, estimate_mean
 from .sampler import prepare_problems, sample_rollouts
 
@@ -43,15 +42,6 @@ from .sampler import prepare_problems, sample_rollouts
 # =============================================================================
 # 手工数据也能用的小函数：多数投票、验证器、best-of-n
 # =============================================================================
-def _as_list(name, answers):
-    if isinstance(answers, (str, bytes)) or not isinstance(answers, (Sequence, np.ndarray)):
-        raise TypeError(f"{name} 必须是答案的列表，例如 [42, 41, 42]，收到 {type(answers).__name__}")
-    answers = list(answers)
-    if not answers:
-        raise ValueError(f"{name} 不能为空：至少要有一个答案")
-    return answers
-
-
 def maj_vote(answers):
     """
     多数投票：出现次数最多的答案。平票时取**在列表里最先出现**的那个。
@@ -64,7 +54,7 @@ def maj_vote(answers):
     【例子】maj_vote([5, 7, 7, 5, 3]) → 5（5 和 7 各 2 票，5 先出现）；maj_vote([1, 2, 2]) → 2
     【Python 小知识】dict 记住插入顺序（Python 3.7 起），所以第一个达到最高票数的键就是最先出现的答案。
     """
-    answers = _as_list("answers", answers)
+    answers = as_list("answers", answers, "答案", "[42, 41, 42]")
     counts = {}
     for a in answers:
         counts[a] = counts.get(a, 0) + 1
@@ -82,7 +72,7 @@ def verify(answers, truth, error_rate=0.0, rng=None):
     【返回】list of int（1 = 判为对）
     【例子】verify([3, 4, 3], 3) → [1, 0, 1]
     """
-    answers = _as_list("answers", answers)
+    answers = as_list("answers", answers, "答案", "[42, 41, 42]")
     if isinstance(truth, (bool, np.bool_)) or not isinstance(truth, (int, np.integer)):
         raise TypeError(f"truth（正确答案）必须是一个整数，收到 {truth!r}（类型 {type(truth).__name__}）")
     error_rate = as_real("error_rate", error_rate, 0.0, 1.0)
@@ -106,11 +96,11 @@ def best_of_n(answers, scores):
     【例子】best_of_n([7, 5, 9], [0, 1, 1]) → 5；best_of_n([7, 5], lambda a: a == 5) → 5；
         所有分数都一样时选第一个：best_of_n([7, 5], [0, 0]) → 7
     """
-    answers = _as_list("answers", answers)
+    answers = as_list("answers", answers, "答案", "[42, 41, 42]")
     if callable(scores):
         scores = [scores(a) for a in answers]
     scores = [float(x) if isinstance(x, (bool, np.bool_)) else as_real("scores 里的分数", x)
-              for x in _as_list("scores", scores)]
+              for x in as_list("scores", scores, "分数")]
     if len(scores) != len(answers):
         raise ValueError(f"scores 的长度必须和 answers 相同，收到 {len(scores)} 个分数、{len(answers)} 个答案")
     best = max(range(len(answers)), key=lambda i: (scores[i], -i))
@@ -183,11 +173,7 @@ def _as_samples(samples):
 def _ks_for(samples, ks):
     if isinstance(ks, (int, np.integer)) and not isinstance(ks, bool):
         ks = (ks,)
-    if not isinstance(ks, (Sequence, np.ndarray)) or isinstance(ks, str):
-        raise TypeError(f"ks 必须是一个整数或一串整数，例如 (1, 2, 4)，收到 {ks!r}")
-    ks = tuple(as_int("ks 里的 k", k, low=1) for k in ks)
-    if not ks:
-        raise ValueError("ks 不能为空，例如 ks=(1, 2, 4)")
+    ks = tuple(as_int("ks 里的 k", k, low=1) for k in as_list("ks", ks, "整数 k", "(1, 2, 4)"))
     for k in ks:
         if k > samples.n:
             raise ValueError(f"ks 里的 k 不能大于 n（每道题的样本数），收到 k={k}、n={samples.n}")

@@ -58,10 +58,8 @@ class SampledEval:
                  f"{pad('k', 4)}{pad('pass@k', w)}{pad('maj@k', w)}{pad('best-of-k', w)}"
                  f"best-of-k（验证器错 {self.verifier_error:.0%}）"]
         for k in self.ks:
-            lines.append(f"{pad(k, 4)}{pad(format(self.pass_at_k[k], f'.{digits}f'), w)}"
-                         f"{pad(format(self.maj_at_k[k], f'.{digits}f'), w)}"
-                         f"{pad(format(self.best_of_k[k], f'.{digits}f'), w)}"
-                         f"{format(self.best_of_k_noisy[k], f'.{digits}f')}")
+            cells = [format(d[k], f".{digits}f") for d in (self.pass_at_k, self.maj_at_k, self.best_of_k)]
+            lines.append(pad(k, 4) + "".join(pad(c, w) for c in cells) + format(self.best_of_k_noisy[k], f".{digits}f"))
         lines.append(f"mean@{self.n} = {self.mean:.{digits}f}，best@{self.n} = {self.best:.{digits}f}，"
                      f"worst@{self.n} = {self.worst:.{digits}f}")
         return "\n".join(lines)

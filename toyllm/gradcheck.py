@@ -25,8 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_choice, as_real
-from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS, Problem
+from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS
 from .exact import correct_paths, expected_reward, log_expected_reward, mean_log_reward
+from .problems import check_problems
 from .text import display_width, pad
 from .toy_llm import ToyLLM
 
@@ -137,12 +138,7 @@ def objective_function(model, problems, objective="expected_reward", temperature
     """
     if not isinstance(model, ToyLLM):
         raise TypeError(f"model 必须是 ToyLLM 或 TrainableLLM，收到 {model!r}"[:200])
-    if isinstance(problems, (str, bytes)) or not hasattr(problems, "__iter__"):
-        raise TypeError(f"problems 必须是一串题目（Problem 的列表），收到 {problems!r}"[:200])
-    problems = list(problems)
-    if not problems or not all(isinstance(p, Problem) for p in problems):
-        raise (ValueError if not problems else TypeError)(
-            f"problems 必须是非空的 Problem 列表（例如 make_problem_set(random.Random(0), 20, 3, 8)），收到 {problems!r}"[:200])
+    problems = check_problems("problems", problems)
     objective = as_choice("objective", objective, OBJECTIVES)
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
     paths = correct_paths(problems)

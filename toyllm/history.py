@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ._checks import as_int
+from ._checks import as_int, as_list
 from .display import Table
 from .text import display_width, pad
 
@@ -53,10 +53,8 @@ class History(Mapping):
     """
 
     def __init__(self, columns, meta=None, headers=None):
-        if isinstance(columns, (str, bytes)) or not hasattr(columns, "__iter__"):
-            raise TypeError(f"columns 必须是列名的列表，收到 {columns!r}")
-        columns = list(columns)
-        if not columns or not all(isinstance(c, str) for c in columns):
+        columns = as_list("columns", columns, "列名")
+        if not all(isinstance(c, str) for c in columns):
             raise ValueError(f"columns 必须是非空的列名（字符串）列表，收到 {columns!r}")
         if meta is not None and not isinstance(meta, Mapping):
             raise TypeError(f"meta 必须是字典或 None，收到 {type(meta).__name__}")

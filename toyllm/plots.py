@@ -104,6 +104,22 @@ def _tight_with_suptitle(fig):
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_size_inches()[1]))
 
 
+def _panel_grid(axes, n, height, example, **subplots_kw):
+    """
+    n 张小图的坐标轴，返回 (Figure 或 None, n 个 Axes 的一维数组)。
+
+    不给 axes 时新建一张图：每行最多 3 张、每行高 height 英寸，多出来的格子藏起来；给了就检查并用前 n 个。
+    """
+    if axes is not None:
+        return None, given_axes(axes, n, example)
+    ncols = min(3, n)
+    nrows = math.ceil(n / ncols)
+    fig, grid = pyplot().subplots(nrows, ncols, figsize=(WIDE[0], height * nrows), squeeze=False, **subplots_kw)
+    for ax in grid.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, grid.ravel()[:n]
+
+
 def _log10_axis(ax, sizes):
     """参数量的对数坐标：只在 10 的整数次幂上标刻度（不画次刻度，图更干净、画得也更快）。"""
     from matplotlib.ticker import LogFormatterSciNotation, NullLocator
@@ -143,10 +159,7 @@ def plot_pass_at_k(curves, title="pass@k 随 k 的变化", ax=None):
         else:
             ax.plot(ks, y, marker="o", label=str(label))
     log2_axis(ax, sorted(all_ks))
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("k（每道题的样本数）")
-    ax.set_ylabel("pass@k")
-    ax.set_title(title)
+    ax.set(ylim=(0, 1.05), xlabel="k（每道题的样本数）", ylabel="pass@k", title=title)
     ax.grid(alpha=0.3)
     ax.legend()
     return ax
@@ -171,14 +184,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
     noisy = f"best-of-k（验证器错 {data['verifier_error']:.0%}）"
     metrics = [("pass_at_k", "pass@k（有一个对就算对）"), ("maj_at_k", "maj@k（多数投票）"), ("best_of_k_noisy", noisy)]
     panels = metrics if by == "metric" else models
-    fig = None
-    if axes is None:
-        ncols = min(3, len(panels))
-        nrows = math.ceil(len(panels) / ncols)
-        fig, axes = pyplot().subplots(nrows, ncols, figsize=(WIDE[0], 4.2 * nrows), sharey=True, squeeze=False)
-        axes = axes.ravel()
-    else:
-        axes = given_axes(axes, len(panels), "fig.subplots(1, 3)")
+    fig, axes = _panel_grid(axes, len(panels), 4.2, "fig.subplots(1, 3)", sharey=True)
     for ax, panel in zip(axes, panels):
         if by == "metric":
             key, name = panel
@@ -195,17 +201,14 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
             ax.plot(ks, m["exact_pass_at_k"], ls="--", color="k", alpha=0.6, label="路径 pass@k")
             ax.set_title(_model_label(m))
         log2_axis(ax, ks)
-        ax.set_ylim(0, 1.05)
-        ax.set_xlabel("k（每道题的样本数）")
+        ax.set(ylim=(0, 1.05), xlabel="k（每道题的样本数）")
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right")
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
     axes[0].set_ylabel("准确率")
     if fig is not None:
         fig.suptitle(title or f"测试时计算：每道题花 k 个样本（{data.get('problems', '?')} 道题，虚线为路径 pass@k）")
         _tight_with_suptitle(fig)
-    return axes[:len(panels)]
+    return axes
 
 
 def _model_label(m):
@@ -241,10 +244,8 @@ def plot_scaling(data, title=None, axes=None):
     _errorbar(ax1, sizes, data["sampled"], data["sampled_se"], color="C1", ls="none",
               label=f"采样估计（每道题 {data.get('n', '?')} 次）")
     _log10_axis(ax1, sizes)
-    ax1.set_ylim(0, 1.02)
-    ax1.set_xlabel("参数量")
-    ax1.set_ylabel("pass@1")
-    ax1.set_title("pass@1 随参数量的变化" + ("" if data.get("cot", True) else "（无思维链）"))
+    ax1.set(ylim=(0, 1.02), xlabel="参数量", ylabel="pass@1",
+            title="pass@1 随参数量的变化" + ("" if data.get("cot", True) else "（无思维链）"))
     ax1.grid(alpha=0.3)
     ax1.legend(loc="lower right")
 
@@ -256,10 +257,7 @@ def plot_scaling(data, title=None, axes=None):
         ax2.errorbar(sizes[ok], cs[ok, i], yerr=Z95 * cse[ok, i], color=colors[i], ls="none", marker="o", ms=3,
                      capsize=2)
     _log10_axis(ax2, sizes)
-    ax2.set_ylim(0, 1.02)
-    ax2.set_xlabel("参数量")
-    ax2.set_ylabel("选「正确」的概率")
-    ax2.set_title("每个情境选「正确」的概率（线：精确，点：采样）")
+    ax2.set(ylim=(0, 1.02), xlabel="参数量", ylabel="选「正确」的概率", title="每个情境选「正确」的概率（线：精确，点：采样）")
     ax2.grid(alpha=0.3)
     _context_family_legend(ax2, colors)
     if fig is not None:
@@ -297,11 +295,8 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     for yy, a, b in zip(y, p0, p1) if values else ():
         ax.text(b + 0.01, yy - 0.2, f"{b:.2f}", va="center", fontsize=8)
         ax.text(a + 0.01, yy + 0.2, f"{a:.2f}", va="center", fontsize=8, color="0.4")
-    ax.set_yticks(y)
-    ax.set_yticklabels([CONTEXT_NAMES[key] for key in CONTEXTS])
-    ax.set_xlim(0, 1.12 if values else 1.0)
-    ax.set_xlabel("π(选「正确」)")
-    ax.set_title(title)
+    ax.set(yticks=y, yticklabels=[CONTEXT_NAMES[key] for key in CONTEXTS], xlim=(0, 1.12 if values else 1.0),
+           xlabel="π(选「正确」)", title=title)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)     # 放到图下面，不挡住横条上的数字
     if fig is not None:
@@ -350,29 +345,19 @@ def plot_training_curves(history, x="iteration", columns=None, labels=None, titl
     for c, ys in series.items():
         if len(ys) != len(xs):
             raise ValueError(f"列 {c!r} 有 {len(ys)} 个数，横轴 {x!r} 有 {len(xs)} 个，长度必须相同")
-    fig = None
-    if axes is None:
-        ncols = min(3, len(panels))
-        nrows = math.ceil(len(panels) / ncols)
-        fig, axes = pyplot().subplots(nrows, ncols, figsize=(WIDE[0], 3.3 * nrows), squeeze=False)
-        axes = axes.ravel()
-    else:
-        axes = given_axes(axes, len(panels), "fig.subplots(1, 2)")
+    fig, axes = _panel_grid(axes, len(panels), 3.3, "fig.subplots(1, 2)")
     for ax, group in zip(axes, panels):
         for i, c in enumerate(group):
             ok = ~np.isnan(series[c])               # 没有评估的行是 NaN：只连有数的点
             ax.plot(xs[ok], series[c][ok], color=f"C{i}", label=names.get(c, c))
-        ax.set_title("、".join(names.get(c, c) for c in group))
-        ax.set_xlabel(names.get(x, x))
+        ax.set(title="、".join(names.get(c, c) for c in group), xlabel=names.get(x, x))
         ax.grid(alpha=0.3)
         if len(group) > 1:
             ax.legend()
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
     if fig is not None:
         fig.suptitle(title)
         _tight_with_suptitle(fig)
-    return axes[:len(panels)]
+    return axes
 
 
 def _is_numeric(values):
@@ -417,11 +402,7 @@ def plot_exact_vs_sampled(results, title="路径 pass@1 与采样估计（95% �
     y, low, high = zip(*(_as_value_err(r.sampled) for r in results))
     ax.errorbar(x, y, yerr=[low, high], color="C1", marker="o", ls="none", capsize=4,
                 label=f"采样估计（每道题 {getattr(results[0], 'n', '?')} 次）")
-    ax.set_xticks(x)
-    ax.set_xticklabels([r.name for r in results])
-    ax.set_ylim(0, 1.02)
-    ax.set_ylabel("pass@1")
-    ax.set_title(title)
+    ax.set(xticks=x, xticklabels=[r.name for r in results], ylim=(0, 1.02), ylabel="pass@1", title=title)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="lower right")
     if fig is not None:

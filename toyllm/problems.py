@@ -7,7 +7,7 @@
 
 import random
 
-from ._checks import as_int
+from ._checks import as_int, as_list
 from .arithmetic import Problem, make_problem_set
 
 
@@ -35,11 +35,7 @@ def check_problems(name, problems):
     【边界】None、字符串、不可迭代的东西、里面有不是 Problem 的项：TypeError；空列表：ValueError。都写出参数名 name。
     【例子】check_problems("train_problems", make_problem_set(random.Random(0), 10))
     """
-    if problems is None or isinstance(problems, (str, bytes)) or not hasattr(problems, "__iter__"):
-        raise TypeError(f"{name} 必须是 Problem 的列表（例如 make_problem_set(...) 的结果），收到 {problems!r}")
-    problems = tuple(problems)
-    if not problems:
-        raise ValueError(f"{name} 不能为空（至少要有一道题）")
+    problems = tuple(as_list(name, problems, "Problem", "make_problem_set(...) 的结果"))
     for p in problems:
         if not isinstance(p, Problem):
             raise TypeError(f"{name} 里的每一项都必须是 Problem，收到 {type(p).__name__}：{p!r}")

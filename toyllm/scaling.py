@@ -21,12 +21,12 @@
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_int, as_real
+from ._checks import as_bool, as_int, as_list, as_real
 from .arithmetic import CONTEXT_NAMES, CONTEXTS
 from .estimators import LEVEL, sampling_stderr
 from .exact import correct_paths, exact_pass_at_1, path_probs
@@ -256,10 +256,8 @@ def scaling_curve(problems, rng, sizes=SCALING_SIZES, n=16, cot=True, temperatur
     【例子】data = scaling_curve(problems, np.random.default_rng(0))；plots.plot_scaling(data)
     """
     n = as_int("n", n, low=2)
-    if not isinstance(cot, bool):
-        raise TypeError(f"cot 必须是 True 或 False，收到 {cot!r}")
-    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, (Sequence, np.ndarray)) or len(sizes) == 0:
-        raise TypeError(f"sizes 必须是参数量的列表，例如 (1e8, 1e9, 1e10)，收到 {sizes!r}")
+    cot = as_bool("cot", cot)
+    sizes = as_list("sizes", sizes, "参数量", "(1e8, 1e9, 1e10)")
     sizes = [as_real("sizes 里的参数量", s, 0.0, low_open=True) for s in sizes]
     batch = prepare_problems(problems)
     problems = list(batch.problems)

@@ -9,7 +9,7 @@ import math
 import numbers
 import unicodedata
 
-from ._checks import as_int, as_real
+from ._checks import as_int, as_list, as_real
 
 
 def mean(xs):
@@ -22,11 +22,7 @@ def mean(xs):
     【例子】mean([1, 2, 3]) → 2.0；mean(x * x for x in range(3)) → 1.666…
     【Python 小知识】math.fsum 比 sum 更精确：它在求和过程中不丢失低位的舍入误差。
     """
-    if isinstance(xs, (str, bytes)) or not hasattr(xs, "__iter__"):
-        raise TypeError(f"xs 必须是一串数（list、生成器……），收到 {xs!r}")
-    xs = list(xs)
-    if not xs:
-        raise ValueError("mean 的参数 xs 不能为空（空集合没有平均数）")
+    xs = as_list("xs", xs, "数")
     for i, x in enumerate(xs):
         if not isinstance(x, numbers.Real):
             raise TypeError(f"xs 里的每一项都必须是数，第 {i} 项是 {x!r}（类型 {type(x).__name__}）")

@@ -16,7 +16,7 @@
 import math
 from dataclasses import dataclass
 
-from ._checks import as_int, as_real, as_rng
+from ._checks import as_bool, as_int, as_real, as_rng
 from .arithmetic import CONTEXT_INDEX, CONTEXTS, OPS, PROCEDURES, Problem, apply_op, step_hardness
 from .text import fmt_size
 
@@ -99,8 +99,7 @@ def base_logits(size, cot, key, step_index=0):
     【边界】参数不合法时报中文的 TypeError / ValueError。
     """
     size = as_real("size", size, 0.0, low_open=True)
-    if not isinstance(cot, bool):
-        raise TypeError(f"cot 必须是 True 或 False，收到 {cot!r}")
+    cot = as_bool("cot", cot)
     if not (isinstance(key, tuple) and len(key) == 2 and key[0] in ALPHA):
         raise ValueError(f"key 必须是 (运算, 难度)，运算是 {'、'.join(map(repr, ALPHA))} 之一，收到 {key!r}")
     return _logits(size, cot, key[0], as_real("key 里的难度", key[1]), as_int("step_index", step_index, low=0))
@@ -127,9 +126,7 @@ class ToyLLM:
 
     def __init__(self, size, cot=True, name=None):
         self.size = as_real("size", size, 1.0)
-        if not isinstance(cot, bool):
-            raise TypeError(f"cot 必须是 True 或 False，收到 {cot!r}")
-        self.cot = cot
+        self.cot = as_bool("cot", cot)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name（显示用的名字）必须是字符串或 None，收到 {name!r}（类型 {type(name).__name__}）")
         self.name = name if name is not None else fmt_size(self.size) + ("" if cot else "（无思维链）")

@@ -22,6 +22,7 @@ from .demo import context_table
 from .exact import correct_paths
 from .problems import default_problems
 from .rl import OPTION_NAMES, PRESET_NAMES, PRESETS, RLConfig, train
+from .rl.config import format_option
 from .text import fmt_size
 from .trainable import TrainableLLM
 
@@ -40,13 +41,12 @@ TABLE_COLUMNS = ["iteration", "reward", "pass1_exact", "pass1_sampled", "entropy
 def _default_text(field):
     """某个选项在各预设里的默认值，例如 "默认 1；ppo、dapo 为 4"。"""
     base = getattr(RLConfig(), field)
-    fmt = (lambda v: "开" if v else "关") if isinstance(base, bool) else (lambda v: f"{v:g}" if isinstance(v, float) else str(v))
     others = {}
     for name, cfg in PRESETS.items():
         v = getattr(cfg, field)
         if v != base:
-            others.setdefault(fmt(v), []).append(name)
-    return "；".join([f"默认 {fmt(base)}"] + [f"{'、'.join(names)} 为 {v}" for v, names in others.items()])
+            others.setdefault(format_option(v), []).append(name)
+    return "；".join([f"默认 {format_option(base)}"] + [f"{'、'.join(names)} 为 {v}" for v, names in others.items()])
 
 
 def add_arguments(parser):

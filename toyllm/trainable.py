@@ -31,7 +31,7 @@ from collections.abc import Mapping, MutableMapping
 
 import numpy as np
 
-from ._checks import as_int, as_real, as_rng
+from ._checks import as_int, as_list, as_real, as_rng
 from .arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, Problem, step_hardness
 from .entropy import entropy_and_grad
 from .estimators import pass_at_k
@@ -360,11 +360,7 @@ def evaluate(model, problems, rng, n=4, ks=(1,)):
     """
     rng = as_rng("rng", rng)
     n = as_int("n", n, low=1)
-    if isinstance(ks, (str, bytes)) or not hasattr(ks, "__iter__"):
-        raise TypeError(f"ks 必须是 k 的列表，例如 (1, 4)，收到 {ks!r}")
-    ks = tuple(as_int("ks 里的 k", k, 1) for k in ks)
-    if not ks:
-        raise ValueError("ks 不能为空：至少要算一个 k，例如 ks=(1,)")
+    ks = tuple(as_int("ks 里的 k", k, 1) for k in as_list("ks", ks, "k", "(1, 4)"))
     for k in ks:
         if k > n:
             raise ValueError(f"ks 里的 k 不能大于 n（每道题的采样次数），收到 k={k}、n={n}")
@@ -407,6 +403,5 @@ def _as_data(data):
 
 def context_report(model):
     """几个代表性情境下选 correct 的概率，用来看训练"教会了模型什么"。【返回】{名字: 概率}"""
-    if not isinstance(model, TrainableLLM):
-        raise TypeError(f"model 必须是 TrainableLLM，收到 {type(model).__name__}")
+    check_trainable(model)
     return {name: model.p_correct(key) for name, key in HARD_CONTEXTS}

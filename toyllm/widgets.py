@@ -32,9 +32,10 @@ from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES,
 from .estimators import pass_at_k
 from .exact import exact_pass_at_k, grad_expected_reward
 from .sampler import sample_rollouts
+from .plotstyle import given_axes
 from .plots import (ESTIMATOR_NAMES, plot_context_bars, plot_gradient_estimates, plot_pass_at_k_estimates,
                     plot_training_curves)
-from .dashboard import (FIG_DPI, PACKAGE, Dashboard, axes_list, build, checkbox, dashboard_style, dropdown,  # noqa: F401
+from .dashboard import (FIG_DPI, PACKAGE, Dashboard, build, checkbox, dashboard_style, dropdown,  # noqa: F401
                         figure_png, owned, slider)                 # FIG_DPI、Dashboard、figure_png 也从这里导入（旧的位置）
 from .text import fmt_size
 from .trainable import TrainableLLM, score_vectors
@@ -185,7 +186,7 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
             f"重复 {repeats} 次。pass@{k_big}：精确 {exact[k_big]:.3f}，无偏估计的平均 {unbiased[:, -1].mean():.3f}，"
             f"有偏估计的平均 {biased[:, -1].mean():.3f}")
     result = types.SimpleNamespace(ks=ks, exact=exact, unbiased=unbiased, biased=biased, n=n, text=text)
-    ax = None if axes is None else axes_list("axes", axes, 1)[0]
+    ax = None if axes is None else given_axes(axes, 1, "fig.subplots()")[0]
     return result, owned(plot_pass_at_k_estimates(result, estimator, ax=ax), axes is None)
 
 
@@ -273,7 +274,7 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     from .rl import train
 
     size = as_real("size", size, 0.0, low_open=True)
-    axes = None if axes is None else axes_list("axes", axes, 3)
+    axes = None if axes is None else given_axes(axes, 3, "fig.subplots(1, 3)")
     cfg = _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic_sampling, temperature, iters, seed,
                        advantage, batch_problems, advantage_fn, surrogate_fn)
     train_set, heldout = _grpo_problems(seed)

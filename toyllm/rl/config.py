@@ -12,7 +12,7 @@ import math
 import types
 from dataclasses import dataclass, field
 
-from .._checks import as_bool, as_choice, as_int, as_real
+from .._checks import as_bool, as_choice, as_int, as_list, as_real
 from ..text import display_width, pad
 from .losses import ADVANTAGES, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
 
@@ -24,9 +24,32 @@ REWARDS = ("outcome", "process", "procedure")
 OPTIMIZERS = ("sgd", "adam")
 
 
-def _option(default, name, help, more="", choices=None):
-    """一个选项：默认值 + 中文名 name + 一句说明 help（命令行帮助用）+ 细节 more（只进文档）。"""
-    return field(default=default, metadata={"name": name, "help": help, "more": more, "choices": choices})
+def _option(default, name, help, more="", choices=None, *, low=None, high=None, above=None, off=None):
+    """
+    一个选项：默认值 + 中文名 name + 一句说明 help（命令行帮助用）+ 细节 more（只进文档）+ 接受什么。
+
+    【参数】choices：可选的值；low / high：闭区间的界；above：必须严格大于它；
+        off：表示"不用"的值，(None,) 或 (None, inf)（都记为 None：配置要能写进标准 JSON）
+    """
+    return field(default=default, metadata={"name": name, "help": help, "more": more, "choices": choices,
+                                            "low": low, "high": high, "above": above, "off": off})
+
+
+def _check_option(f, value):
+    """按字段的类型和 metadata 检查一个选项，返回规整后的值；报错的参数名写成 "lr（学习率）"。"""
+    m = f.metadata
+    label = f"{f.name}（{m['name']}）"
+    if value is None and m["off"]:
+        return None
+    if m["choices"] is not None:
+        return as_choice(label, value, m["choices"])
+    if f.type is bool:
+        return as_bool(label, value)
+    if f.type is int:
+        return as_int(label, value, low=m["low"])
+    low, low_open = (m["low"], False) if m["above"] is None else (m["above"], True)
+    value = as_real(label, value, low, m["high"], low_open=low_open, allow_inf=math.inf in (m["off"] or ()))
+    return None if value == math.inf else value
 
 
 @dataclass(frozen=True)
@@ -46,18 +69,18 @@ class RLConfig:
         RLConfig()                                      # 默认 = GRPO 预设
         RLConfig(mu=4, eps_high=0.28)
         PRESETS["dapo"].replace(iterations=50)
-        RLConfig(group_size=1)   # ValueError: group_size（每道题采样几份）必须 >= 2 ……
+        RLConfig(group_size=1)   # ValueError: group_size（组大小 G） 必须 >= 2，收到 1
     【Python 小知识】@dataclass(frozen=True) 自动生成 __init__、__repr__、__eq__，并禁止给属性赋值；
         在 __post_init__ 里要"修改"字段只能用 object.__setattr__(self, 名字, 值)。
         field(metadata={...}) 给字段挂上任意说明：这里的文档和命令行帮助都是从它生成的。
     """
-    iterations: int = _option(200, "迭代次数", "迭代次数（≥ 0）")
+    iterations: int = _option(200, "迭代次数", "迭代次数（≥ 0）", low=0)
     batch_problems: int = _option(32, "每次的题数", "每次迭代训练用几道题（≥ 1）",
-                                  "TRL 里是 per_device_train_batch_size / num_generations")
+                                  "TRL 里是 per_device_train_batch_size / num_generations", low=1)
     group_size: int = _option(8, "组大小 G", "每道题采样几份解答 G（≥ 2）",
-                              "TRL num_generations；verl actor_rollout_ref.rollout.n")
+                              "TRL num_generations；verl actor_rollout_ref.rollout.n", low=2)
     lr: float = _option(2.0, "学习率", "学习率（有限、≥ 0）",
-                        "TRL learning_rate。optimizer='sgd' 时参数 −= lr × 梯度；真实系统用 AdamW")
+                        "TRL learning_rate。optimizer='sgd' 时参数 −= lr × 梯度；真实系统用 AdamW", low=0.0)
     advantage: str = _option(
         "grpo", "优势", "优势：none（REINFORCE）/ mean（组平均基线）/ rloo（留一法）/ grpo（再除以标准差）",
         "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）；\"mean\"：A = r − 组平均（Dr. GRPO；"
@@ -72,7 +95,7 @@ class RLConfig:
         "只对 advantage=\"grpo\" 有用。\"group\" 是 TRL 默认；\"batch\" 是 TRL scale_rewards=\"batch\"：组中心化的奖励除以"
         "整批奖励的标准差（这不是 verl 的 REINFORCE++，那个是 advantage=\"reinforce_pp\"）；"
         "\"none\" 等于 \"mean\"（verl norm_adv_by_std_in_grpo=False）", SCALES)
-    std_eps: float = _option(1e-4, "std_eps", "除以标准差时加的小数（> 0）", "TRL 用 1e-4，verl 用 1e-6")
+    std_eps: float = _option(1e-4, "std_eps", "除以标准差时加的小数（> 0）", "TRL 用 1e-4，verl 用 1e-6", above=0.0)
     loss_agg: str = _option(
         "seq-mean", "损失聚合", "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO），或 verl / TRL 的名字",
         "完整的归一化表见 losses.AGGREGATION_TABLE（B 份解答，第 i 份 |o_i| 步）。"
@@ -82,35 +105,35 @@ class RLConfig:
         "max_completion_length）；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
         "不除以 B，所以是 constant 的 B 倍；verl \"seq-mean-token-sum\"：Σ_i Σ_t l / B", AGGREGATIONS)
     mu: int = _option(1, "每批更新次数 μ", "每批数据更新几次 μ（≥ 1）",
-                      "TRL num_iterations；verl ppo_epochs。μ = 1 时 ρ ≡ 1，裁剪不会发生")
+                      "TRL num_iterations；verl ppo_epochs。μ = 1 时 ρ ≡ 1，裁剪不会发生", low=1)
     clip: bool = _option(True, "裁剪", "是否裁剪重要性比率",
                          "False 时损失是 −ρA，即带重要性采样的策略梯度")
     eps_low: float = _option(0.2, "ε_low", "裁剪下界 1 − eps_low（0 ~ 1）",
-                             "TRL epsilon；verl clip_ratio_low")
+                             "TRL epsilon；verl clip_ratio_low", low=0.0, high=1.0)
     eps_high: float = _option(0.2, "ε_high", "裁剪上界 1 + eps_high（≥ 0；DAPO 0.28）",
-                              "TRL epsilon_high；verl clip_ratio_high")
+                              "TRL epsilon_high；verl clip_ratio_high", low=0.0)
     beta: float = _option(0.0, "KL 系数 β", "KL 惩罚系数 β（≥ 0）",
-                          "TRL beta（0.19 版起默认 0，之前 0.04）；verl kl_loss_coef（use_kl_loss）")
+                          "TRL beta（0.19 版起默认 0，之前 0.04）；verl kl_loss_coef（use_kl_loss）", low=0.0)
     kl_estimator: str = _option("k3", "KL 估计", "损失里的 KL 估计：k1 / k2 / k3（Schulman）",
                                 "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）",
                                 KL_ESTIMATORS)
     dynamic_sampling: bool = _option(False, "动态采样", "动态采样（DAPO）：丢掉奖励全相同的组，再采新题补满",
                                      "verl algorithm.filter_groups.enable")
     max_draws: int = _option(10, "最多采几批", "动态采样时每次迭代最多采几批（≥ 1）",
-                             "到了上限就用已经凑到的组训练。verl algorithm.filter_groups.max_num_gen_batches")
+                             "到了上限就用已经凑到的组训练。verl algorithm.filter_groups.max_num_gen_batches", low=1)
     reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
                                   "verl actor.entropy_coeff；TRL 的 GRPOConfig 没有熵奖励（查于 huggingface/trl 主分支 2026 年初的 "
                                   "grpo_config.py；它的 top_entropy_quantile 只在损失里保留高熵 token，不是熵奖励）")
     temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
-                                 "TRL temperature。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算")
+                                 "TRL temperature。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
     optimizer: str = _option(
         "sgd", "优化器", "优化器：sgd（参数 −= lr × 梯度）/ adam",
         "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW "
         "去掉权重衰减），lr 要小得多（约 0.05）。Adam 对梯度的整体缩放不敏感，比较 Dr. GRPO 和 GRPO 时值得打开",
         OPTIMIZERS)
-    seed: int = _option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来")
+    seed: int = _option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来", low=0)
     # ---- 第 6 讲 8.5–8.9 节：critic + GAE、GSPO、CISPO、dual-clip、异步（陈旧）采样 ----
     policy_loss: str = _option(
         "ppo", "策略损失", "策略损失：ppo（逐步比率、裁剪更新）/ gspo（序列级比率）/ cispo（裁剪并截断梯度的权重）",
@@ -120,9 +143,9 @@ class RLConfig:
         "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"），"
         "怎么裁剪由 cispo_clip 决定", POLICY_LOSSES)
     seq_eps_low: float = _option(3e-4, "GSPO ε_low", "GSPO 序列级比率的裁剪下界 1 − seq_eps_low（0 ~ 1）",
-                                 "GSPO 论文和 verl 的 gspo 示例用 3e-4（序列级比率离 1 很近，区间要小得多）")
+                                 "GSPO 论文和 verl 的 gspo 示例用 3e-4（序列级比率离 1 很近，区间要小得多）", low=0.0, high=1.0)
     seq_eps_high: float = _option(4e-4, "GSPO ε_high", "GSPO 序列级比率的裁剪上界 1 + seq_eps_high（≥ 0）",
-                                  "GSPO 论文和 verl 的 gspo 示例用 4e-4")
+                                  "GSPO 论文和 verl 的 gspo 示例用 4e-4", low=0.0)
     cispo_clip: str = _option(
         "verl", "CISPO 的裁剪", "CISPO 的权重怎么裁剪：verl（夹在 [1 − eps_low, 1 + eps_high]）/ trl（只从上面截在 eps_high）",
         "\"verl\"：w = clip(ρ, 1 − eps_low, 1 + eps_high)；\"trl\"：w = min(ρ, eps_high)（TRL clamp(ρ, max=epsilon_high)，"
@@ -130,25 +153,25 @@ class RLConfig:
     clip_ratio_c: float = _option(
         None, "dual-clip c", "dual-clip 的界 c（None = 不用；> 1）：A < 0 的步损失最多 −c·A",
         "Ye et al. 2019（arXiv 1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失默认就开着，TRL 没有）。"
-        "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去")
+        "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))
     gamma: float = _option(1.0, "折扣 γ", "GAE 的折扣 γ（0 ~ 1；只对 advantage=\"gae\"）",
-                           "verl algorithm.gamma（默认 1.0）；Spinning Up gamma（0.99）")
+                           "verl algorithm.gamma（默认 1.0）；Spinning Up gamma（0.99）", low=0.0, high=1.0)
     lam: float = _option(1.0, "GAE λ", "GAE 的 λ（0 ~ 1；只对 advantage=\"gae\"）：1 = 蒙特卡洛回报减 V，0 = 一步 TD",
-                         "verl algorithm.lam（默认 1.0）；Spinning Up lam（0.97）")
+                         "verl algorithm.lam（默认 1.0）；Spinning Up lam（0.97）", low=0.0, high=1.0)
     critic_lr: float = _option(0.1, "critic 学习率", "价值表 V(s) 的学习率（Adam；有限、≥ 0；只对 advantage=\"gae\"）",
-                               "verl critic.optim.lr；Spinning Up vf_lr。价值表用自己的 Adam，和策略的优化器分开")
+                               "verl critic.optim.lr；Spinning Up vf_lr。价值表用自己的 Adam，和策略的优化器分开", low=0.0)
     vf_coef: float = _option(1.0, "价值损失系数", "价值损失 ½(V − 回报)² 的系数（> 0；只对 advantage=\"gae\"）",
                              "TRL PPOConfig vf_coef（默认 0.1，策略和价值共用一个网络时才要紧）；"
-                             "这里价值表是单独的，用 Adam 训练，系数几乎不影响更新的大小")
+                             "这里价值表是单独的，用 Adam 训练，系数几乎不影响更新的大小", above=0.0)
     on_short: str = _option(
         "train", "凑不满时", "动态采样采了 max_draws 批还凑不满时：train（用凑到的组训练）/ raise（报错停下）",
         "\"train\" 是原来的做法；\"raise\" 和 verl 一样停下（verl 在 max_num_gen_batches 用完时抛错）。"
         "凑不满的次数记在 history.meta[\"short_batches\"]", ON_SHORT)
     staleness: int = _option(0, "陈旧步数 k", "用 k 次更新之前的策略采样（异步 RL；≥ 0，0 = 同步）",
                              "k > 0 时每步再乘截断的重要性比率 min(π_old / π_behaviour, tis_cap)"
-                             "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略")
+                             "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略", low=0)
     tis_cap: float = _option(2.0, "TIS 上限 C", "截断的重要性比率的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
-                             "verl rollout_is_threshold（默认 2.0）；TIS 的 C")
+                             "verl rollout_is_threshold（默认 2.0）；TIS 的 C", above=0.0, off=(None, math.inf))
 
     def __new__(cls, *args, **kwargs):
         names = [f.name for f in dataclasses.fields(cls)]
@@ -162,50 +185,8 @@ class RLConfig:
         return super().__new__(cls)
 
     def __post_init__(self):
-        s = object.__setattr__
-        s(self, "iterations", as_int("iterations（迭代次数）", self.iterations, low=0))
-        s(self, "batch_problems", as_int("batch_problems（每次迭代的题数）", self.batch_problems, low=1))
-        g = as_int("group_size（每道题采样几份）", self.group_size)
-        if g < 2:
-            raise ValueError(f"group_size（每道题采样几份，G）必须 >= 2：一组只有一份解答时没法和同组比较，"
-                             f"组平均基线让优势永远是 0（TRL 也要求 num_generations >= 2），收到 {g!r}")
-        s(self, "group_size", g)
-        s(self, "lr", as_real("lr（学习率）", self.lr, low=0.0))
-        s(self, "advantage", as_choice("advantage（优势的算法）", self.advantage, ADVANTAGE_ESTIMATORS))
-        s(self, "scale_rewards", as_choice("scale_rewards（标准差的范围）", self.scale_rewards, SCALES))
-        s(self, "std_eps", as_real("std_eps", self.std_eps, 0.0, low_open=True))
-        s(self, "loss_agg", as_choice("loss_agg（损失的聚合方式）", self.loss_agg, AGGREGATIONS))
-        s(self, "mu", as_int("mu（每批数据更新几次 μ）", self.mu, low=1))
-        s(self, "clip", as_bool("clip", self.clip))
-        s(self, "eps_low", as_real("eps_low（裁剪下界 1 − eps_low）", self.eps_low, 0.0, 1.0))
-        s(self, "eps_high", as_real("eps_high（裁剪上界 1 + eps_high）", self.eps_high, low=0.0))
-        s(self, "beta", as_real("beta（KL 系数 β）", self.beta, low=0.0))
-        s(self, "kl_estimator", as_choice("kl_estimator（KL 估计）", self.kl_estimator, KL_ESTIMATORS))
-        s(self, "dynamic_sampling", as_bool("dynamic_sampling", self.dynamic_sampling))
-        s(self, "max_draws", as_int("max_draws（动态采样每次迭代最多采几批）", self.max_draws, low=1))
-        s(self, "reward", as_choice("reward（奖励）", self.reward, REWARDS))
-        s(self, "entropy_coef", as_real("entropy_coef（熵奖励系数）", self.entropy_coef))
-        s(self, "temperature", as_real("temperature（温度）", self.temperature, 0.0, low_open=True))
-        s(self, "optimizer", as_choice("optimizer（优化器）", self.optimizer, OPTIMIZERS))
-        s(self, "seed", as_int("seed（随机种子）", self.seed, low=0))
-        s(self, "policy_loss", as_choice("policy_loss（策略损失）", self.policy_loss, POLICY_LOSSES))
-        s(self, "seq_eps_low", as_real("seq_eps_low（GSPO 裁剪下界）", self.seq_eps_low, 0.0, 1.0))
-        s(self, "seq_eps_high", as_real("seq_eps_high（GSPO 裁剪上界）", self.seq_eps_high, low=0.0))
-        s(self, "cispo_clip", as_choice("cispo_clip（CISPO 的裁剪方式）", self.cispo_clip, CISPO_CLIPS))
-        if self.clip_ratio_c is not None:
-            c = as_real("clip_ratio_c（dual-clip 的界 c）", self.clip_ratio_c)
-            if not c > 1:
-                raise ValueError(f"clip_ratio_c（dual-clip 的界 c）必须 > 1（verl 默认 3；None 表示不用 dual-clip），收到 {c!r}")
-            s(self, "clip_ratio_c", c)
-        s(self, "gamma", as_real("gamma（GAE 的折扣 γ）", self.gamma, 0.0, 1.0))
-        s(self, "lam", as_real("lam（GAE 的 λ）", self.lam, 0.0, 1.0))
-        s(self, "critic_lr", as_real("critic_lr（价值表的学习率）", self.critic_lr, low=0.0))
-        s(self, "vf_coef", as_real("vf_coef（价值损失系数）", self.vf_coef, 0.0, low_open=True))
-        s(self, "on_short", as_choice("on_short（动态采样凑不满时）", self.on_short, ON_SHORT))
-        s(self, "staleness", as_int("staleness（陈旧步数 k）", self.staleness, low=0))
-        tis = self.tis_cap if self.tis_cap is None else \
-            as_real("tis_cap（截断的重要性比率的上限 C）", self.tis_cap, 0.0, low_open=True, allow_inf=True)
-        s(self, "tis_cap", None if tis == math.inf else tis)     # 不截断记为 None：配置要能写进标准 JSON
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _check_option(f, getattr(self, f.name)))
 
     def replace(self, **changes):
         """返回一个改了几个选项的新配置（原配置不变）。【例子】PRESETS["grpo"].replace(mu=4, lr=1.0)"""
@@ -321,12 +302,8 @@ def presets_table(names=None):
     """
     if names is None:
         names = list(PRESETS)
-    elif isinstance(names, (str, bytes)) or not hasattr(names, "__iter__"):
-        raise TypeError(f"names 必须是预设名的列表（例如 ['grpo', 'dapo']），收到 {names!r}")
     else:
-        names = [str(n) for n in names]
-        if not names:
-            raise ValueError(f"names 不能为空；可用的预设：{'、'.join(PRESETS)}")
+        names = [str(n) for n in as_list("names", names, "预设名", "['grpo', 'dapo']")]
     dicts = [resolve_config(n, "names 里的预设名").to_dict() for n in names]
     keys = [k for k in dicts[0] if len({repr(d[k]) for d in dicts}) > 1] if len(dicts) > 1 else list(dicts[0])
     heads = [PRESET_NAMES.get(n, n) for n in names]

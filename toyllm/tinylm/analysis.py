@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._checks import as_int
+from .._checks import as_int, as_list
 from ..arithmetic import CONTEXT_NAMES, CONTEXTS, Problem, apply_op, bug_bites, step_hardness
 from ..blas import one_blas_thread
 from ..display import Table
@@ -44,11 +44,7 @@ def pass_at_k_curve(model, examples, n, ks, seed=0, temperature=1.0):
     check_model(model)
     examples = check_examples("examples", examples, model.context)
     n = as_int("n", n, low=1)
-    if isinstance(ks, (str, bytes)) or not isinstance(ks, (list, tuple, range)):
-        raise TypeError(f"ks 必须是 k 的列表，例如 [1, 4, 16]，收到 {ks!r}")
-    ks = [as_int("ks 里的 k", k, 1, n) for k in ks]
-    if not ks:
-        raise ValueError("ks 不能是空的，例如 [1, 4, 16]")
+    ks = [as_int("ks 里的 k", k, 1, n) for k in as_list("ks", ks, "k", "[1, 4, 16]")]
     outs = generate(model, [e.prompt for e in examples for _ in range(n)], temperature, np.random.default_rng(seed))
     c = np.array([e.is_correct(o) for o, e in zip(outs, (e for e in examples for _ in range(n)))])
     c = c.reshape(len(examples), n).sum(1)

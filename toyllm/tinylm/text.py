@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import as_int
+from .._checks import as_bool, as_int, as_list
 from ..arithmetic import Problem
 
 END = "$"
@@ -97,8 +97,7 @@ def problem_example(problem, reversed_digits=True):
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem 必须是 toyllm.arithmetic.Problem，收到 {type(problem).__name__}")
-    if not isinstance(reversed_digits, bool):
-        raise TypeError(f"reversed_digits 必须是 True 或 False，收到 {reversed_digits!r}")
+    reversed_digits = as_bool("reversed_digits", reversed_digits)
 
     def w(n):
         return write_number(n, reversed_digits)
@@ -161,11 +160,7 @@ def check_examples(name, examples, context):
     """检查 examples 是非空的 Example 列表、每道题的字都在字表里、放得进上下文 context；返回 list。"""
     if isinstance(examples, Example):
         examples = [examples]
-    if isinstance(examples, (str, bytes)) or not hasattr(examples, "__iter__"):
-        raise TypeError(f"{name} 必须是 Example 的列表（例如 addition_examples(2000)），收到 {examples!r}"[:300])
-    examples = list(examples)
-    if not examples:
-        raise ValueError(f"{name} 不能是空的：至少要一道题（Example 的列表），收到 []")
+    examples = as_list(name, examples, "Example", "addition_examples(2000)")
     for e in examples:
         if not isinstance(e, Example):
             raise TypeError(f"{name} 里的每一项都必须是 Example，收到 {type(e).__name__}")
