@@ -386,7 +386,9 @@ def test_stale_rollouts_sample_from_an_older_policy(problems, monkeypatch):
     real = kernel.loss_and_grad
 
     def spy(params, base, steps, cfg, *a, **k):
-        seen.append((params.copy(), None if steps.tis is None else steps.tis[steps.mask]))
+        m = steps.mask                         # 每步乘的权重 min(π_old / π_behaviour, 2)
+        seen.append((params.copy(), None if steps.behaviour_logp is None else
+                     losses.truncated_is_weights(steps.old_logp[m], steps.behaviour_logp[m], cfg.tis_cap)))
         return real(params, base, steps, cfg, *a, **k)
 
     monkeypatch.setattr(kernel, "loss_and_grad", spy)

@@ -57,7 +57,7 @@ class StepBatch(NamedTuple):
     old_logp: np.ndarray      # (B, L) 采样时这个做法的对数概率 log π_old(a | c)
     advantage: np.ndarray     # (B, L) 这一步的优势 A
     max_len: int = None       # 常数聚合的 L_max
-    tis: np.ndarray = None    # (B, L) 截断的重要性比率 min(π_old / π_behaviour, C)（陈旧采样时；None = 1）
+    behaviour_logp: np.ndarray = None   # (B, L) 陈旧采样时采样策略的对数概率（None：采样的就是 π_old）
 
 
 def step_batch(rollouts, advantages, max_len=None, check=True):
@@ -85,16 +85,15 @@ def step_batch(rollouts, advantages, max_len=None, check=True):
 
 def stale_steps(steps, params, base, cfg):
     """
-    陈旧采样（staleness = k）：π_old 换成这次迭代开始时的策略，每步再乘 min(π_old / π_behaviour, tis_cap)。
+    陈旧采样（staleness = k）：π_old 换成这次迭代开始时的策略，采样时的概率记作 π_behaviour。
 
     【思路】采样用的是 k 次更新之前的参数（π_behaviour，rollouts 里记的概率）；PPO 的比率要相对于现在的 π_old，
-        两者之差由截断的重要性比率（losses.truncated_is_weights）修正。
+        两者之差由 objective.rl_objective 乘上截断的重要性比率 min(π_old / π_behaviour, tis_cap) 修正。
     """
     _check_update(params, base, steps, cfg)
     m = steps.mask
     logp_old = np.where(m, _log(softmax_rows(base + params, cfg.temperature)[steps.ctx, steps.actions]), 0.0)
-    tis = np.where(m, losses.truncated_is_weights(logp_old, steps.old_logp, cfg.tis_cap), 0.0)
-    return steps._replace(old_logp=logp_old, tis=tis)
+    return steps._replace(old_logp=logp_old, behaviour_logp=steps.old_logp)
 
 
 class LossResult(NamedTuple):
@@ -132,7 +131,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
         H = np.zeros(m.shape)
         H[m] = ent.value[ctx]
     obj = objective.rl_objective(logp, steps.old_logp, steps.advantage, m, cfg, ref_logp=ref_logp, entropy=H,
-                                 tis=steps.tis, max_len=steps.max_len, surrogate_fn=surrogate_fn,
+                                 behaviour_logp=steps.behaviour_logp, max_len=steps.max_len, surrogate_fn=surrogate_fn,
                                  want_kl_est=want_kl_est)
     grad = _table_grad(ctx, act, obj.dloss_dlogp[m], pi, T)
     if ent is not None:                         # ∂loss/∂Δ_c += Σ_{t: c_t = c} e_t · ∂H_c/∂Δ_c

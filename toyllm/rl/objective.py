@@ -2,7 +2,8 @@
 RL 的目标函数：把 losses.py 里的公式拼成一次更新的损失，玩具和小 transformer 调用的是**同一个**函数。
 
 【思路】输入是每个 token（玩具里是每一步）的数组，形状 (B, L)，加一个 mask：
-        log π_θ(o_t)、log π_old(o_t)、优势 A、（可选）log π_ref(o_t)、熵 H_t、截断的重要性比率 TIS_t。
+        log π_θ(o_t)、log π_old(o_t)、优势 A、（可选）log π_ref(o_t)、熵 H_t、采样策略的 log π_behaviour(o_t)。
+    陈旧采样时 TIS_t = min(π_old / π_behaviour, tis_cap)（losses.truncated_is_weights），否则 TIS_t = 1。
     输出是损失、它的三块（替代损失、β·KL、−c_H·熵），和两个"往回传"的数：
         s_t = ∂loss/∂log π_θ(o_t) = TIS_t · w_t · ∂l_t/∂log π  +  β · w_t · ∂k_t/∂log π
         e_t = ∂loss/∂H_t          = −c_H · w_t
@@ -35,7 +36,7 @@ class Objective(NamedTuple):
     kl_est: float                   # 不夹的 KL 估计在 mask 内的平均（want_kl_est=False 或没有 ref_logp 时为 NaN）
 
 
-def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entropy=None, tis=None, max_len=None,
+def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entropy=None, behaviour_logp=None, max_len=None,
                  surrogate_fn=None, want_kl_est=False):
     """
     一次更新的损失和 ∂loss/∂log π：替代损失 + β·KL − c_H·熵，按 config 选公式、聚合（见模块说明）。
@@ -44,11 +45,12 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
             "ppo"：losses.clipped_surrogate（ε_low / ε_high，clip=False 时不裁剪；clip_ratio_c 是 dual-clip）
             "gspo"：losses.gspo_surrogate（序列级比率，seq_eps_low / seq_eps_high）
             "cispo"：losses.cispo_surrogate（cispo_clip 选 verl / TRL 的截法）
-        每步损失乘聚合权重 w（config.loss_agg、max_len），陈旧采样时再乘 tis；β > 0 时加 β·w·k（k 由
+        每步损失乘聚合权重 w（config.loss_agg、max_len），陈旧采样时再乘 TIS = min(π_old / π_behaviour, tis_cap)；β > 0 时加 β·w·k（k 由
         config.kl_estimator 选，k3 像 verl 一样夹在 ≤ KL_CLAMP）；c_H ≠ 0 时减 c_H·w·H。
     【参数】logp、old_logp：(B, L) 现在的 / 采样时（π_old）的对数概率；adv：(B,) 或 (B, L) 优势；
         mask：(B, L) bool；config：RLConfig 或预设名；ref_logp：(B, L) 参考策略的对数概率（β > 0 或要 KL 估计时）；
-        entropy：(B, L) 每个 token 处分布的熵 H_t（c_H ≠ 0 时必须给）；tis：(B, L) 截断的重要性比率（None = 1）；
+        entropy：(B, L) 每个 token 处分布的熵 H_t（c_H ≠ 0 时必须给）；
+        behaviour_logp：(B, L) 采样用的（陈旧的）策略的对数概率，给了就乘截断的重要性比率（None：采样的就是 π_old）；
         max_len：常数聚合的 L_max；surrogate_fn：学生写的替代损失（签名同 clipped_surrogate，只用于 policy_loss="ppo"）；
         want_kl_est：是否顺便算 KL 估计的平均（记录用）
     【返回】Objective(loss, surrogate, kl_term, entropy_term, dloss_dlogp, dloss_dentropy, clip_low, clip_high, kl_est)；
@@ -84,7 +86,11 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
         raise ValueError(f"替代损失（policy_loss={cfg.policy_loss!r}）返回的 Surrogate 必须带 .dloss_dlogp"
                          "（每步损失对本步 log π 的导数）")
     w = losses.aggregation_weights(m, cfg.loss_agg, max_len).astype(dt)
-    wl = w if tis is None else w * _tokens("tis", tis, m)
+    wl = w
+    if behaviour_logp is not None:                         # 陈旧采样：每步损失再乘截断的重要性比率
+        beh = _tokens("behaviour_logp", behaviour_logp, m)
+        tis = losses.truncated_is_weights(np.where(m, old_logp, 0), np.where(m, beh, 0), cfg.tis_cap)
+        wl = w * np.where(m, tis, 0).astype(dt)
     surrogate = float(wl[m] @ surr.loss.astype(dt)[m])
     s = wl * surr.dloss_dlogp.astype(dt)
     kl_term, kl_est = 0.0, math.nan

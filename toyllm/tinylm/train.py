@@ -133,7 +133,8 @@ RL_COLUMNS = ["iteration", "reward", "pass1_sampled", "entropy", "kl_est", "clip
 """rl_train 返回的 History 的列；advantage="gae" 时再加 value_loss（价值头的损失，μ 次平均）。"""
 
 
-def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max_len=None, computed=None, tis=None):
+def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max_len=None, computed=None,
+                 behaviour_logp=None):
     """
     一次更新的损失和梯度：损失由 toyllm.rl.objective.rl_objective 拼出（和玩具同一个函数），这里只做网络的反向。
 
@@ -143,14 +144,14 @@ def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max
     【参数】model：TinyLM；inputs、targets、mask：batch_tokens 的结果；adv：(B,) 或 (B, L) 优势；
         old_logp、ref_logp：(B, L) π_old、π_ref 下每个 token 的对数概率；cfg：RLConfig；max_len：常数聚合的 L_max；
         computed：这组参数上已经算好的 token_logprobs(...) 的结果（μ 次更新的第一次就是采样后算 π_old 的那次前向）；
-        tis：(B, L) 截断的重要性比率（陈旧采样时）
+        behaviour_logp：(B, L) 陈旧采样时采样用的参数下的对数概率（rl_objective 据此乘截断的重要性比率）
     【返回】(grads, info)；info = {loss, clip_low, clip_high}
     """
     T, dt = cfg.temperature, model.params["tok"].dtype
     logp, lp, cache = token_logprobs(model, inputs, targets, T) if computed is None else computed
     ent = losses.entropy(np.exp(lp), lp, T) if cfg.entropy_coef != 0 else None
-    obj = objective.rl_objective(logp, old_logp, adv, mask, cfg, ref_logp=ref_logp, tis=tis, max_len=max_len,
-                       entropy=None if ent is None else ent.value.astype(dt))
+    obj = objective.rl_objective(logp, old_logp, adv, mask, cfg, ref_logp=ref_logp, behaviour_logp=behaviour_logp,
+                                 max_len=max_len, entropy=None if ent is None else ent.value.astype(dt))
     d = dlogits_from_dlogp(obj.dloss_dlogp, lp, targets, T)
     if ent is not None:
         d = d + obj.dloss_dentropy[..., None] * ent.dlogits.astype(dt)
@@ -302,11 +303,8 @@ def _update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_l
     ref_logp = token_logprobs(ref, x, y, T)[0]
     stats = {"entropy": float(losses.entropy(np.exp(lp[m]), lp[m]).value.mean()),
              "kl_est": float(losses.kl_estimator(old_logp[m], ref_logp[m], cfg.kl_estimator).value.mean())}
-    tis = None
-    if cfg.staleness:                               # π_old = 现在的参数；权重 min(π_old / π_behaviour, C)
-        behaviour = token_logprobs(sampler, x, y, T)[0]
-        tis = np.where(m, losses.truncated_is_weights(np.where(m, old_logp, 0), np.where(m, behaviour, 0),
-                                                      cfg.tis_cap), 0).astype(dt)
+    # 陈旧采样：π_old = 现在的参数，π_behaviour = 采样用的参数（rl_objective 乘 min(π_old / π_behaviour, C)）
+    behaviour = token_logprobs(sampler, x, y, T)[0] if cfg.staleness else None
     if head:                                        # 价值头 V(s_t)、GAE，优势整批白化（verl）
         h = cache[-1]
         adv, returns = critic.gae(critic.outcome_step_rewards(got.rewards, m), head.values(h, m), m, cfg.gamma, cfg.lam)
@@ -319,7 +317,7 @@ def _update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_l
     totals = {"loss": 0.0, "clip_low": 0.0, "clip_high": 0.0, **({"value_loss": 0.0} if head else {})}
     for epoch in range(cfg.mu):
         grads, info = rl_loss_grad(model, x, y, m, adv, old_logp, ref_logp, cfg, max_len,
-                                   first if epoch == 0 else None, tis)
+                                   first if epoch == 0 else None, behaviour)
         opt.step(model.params, grads)
         if head:
             vl, dv = critic.value_loss(head.values(h, m), returns, m)
