@@ -170,14 +170,20 @@ def floor_comparison(size=1e9, seed=0, rounds=7, seeds=5, out=print):
         p1["floor"].append(exact_pass_at_1(floor_model, paths))
     p1 = {k: (float(np.mean(v)), float(np.std(v, ddof=1) / np.sqrt(len(v)))) for k, v in p1.items()}
     ratio, dapo_ratio = med["engine"] / med["floor"], med["dapo"] / med["engine"]
+    # DAPO 的动态采样丢掉奖励全相同的组再补采：同样的迭代次数，它采的解答多好几倍。按采到的每份解答算一次比值
+    drawn = {name: train(TrainableLLM(size), cfg, train_set, one)["samples"][-1] for name, cfg in (("grpo", grpo),
+                                                                                                    ("dapo", dapo))}
+    per_sample = dapo_ratio * drawn["grpo"] / drawn["dapo"]
     out(f"引擎 / 地板（tools/floor.py，同样的采样规则、优势和更新，不记录、不评估；交替 {rounds} 轮的中位数）："
         f"{med['engine'] * 1000:.1f} ms / {med['floor'] * 1000:.1f} ms = {ratio:.2f} 倍"
         f"（目标 ≤ 1.3{'，达到' if ratio <= 1.3 else '，没达到'}）")
     out(f"DAPO / GRPO（同样的工作量，交替）：{med['dapo'] * 1000:.1f} ms / {med['engine'] * 1000:.1f} ms = "
-        f"{dapo_ratio:.2f} 倍（目标 ≤ 2{'，达到' if dapo_ratio <= 2 else '，没达到'}）")
+        f"{dapo_ratio:.2f} 倍（目标 ≤ 2{'，达到' if dapo_ratio <= 2 else '，没达到'}）；DAPO 采了 {drawn['dapo']} 份解答，"
+        f"GRPO {drawn['grpo']} 份（{drawn['dapo'] / drawn['grpo']:.2f} 倍），按每份解答算 DAPO / GRPO = {per_sample:.2f} 倍")
     out(f"训练后留出题的路径 pass@1（{seeds} 个种子，平均 ± 标准误）：引擎 {p1['engine'][0]:.4f} ± {p1['engine'][1]:.4f}，"
         f"地板 {p1['floor'][0]:.4f} ± {p1['floor'][1]:.4f}；同一个种子下 Δ {'逐位相同' if identical else '不同'}")
-    return {**med, "ratio": ratio, "dapo_ratio": dapo_ratio, "pass1": p1, "identical": identical}
+    return {**med, "ratio": ratio, "dapo_ratio": dapo_ratio, "dapo_per_sample": per_sample, "samples": drawn,
+            "pass1": p1, "identical": identical}
 
 
 def answer_probs_time(size=1e9, n=1000, seed=0, out=print):

@@ -188,7 +188,9 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
         tables = [softmax_rows(logit_table(model, t), temperature) for t in range(L)]
 
     ctx, actions, values = (np.zeros((B, L), dtype=np.int64) for _ in range(3))
-    logp, probs, step_ok = np.zeros((B, L)), np.tile([1.0, 0.0, 0.0], (B, L, 1)), np.zeros((B, L), dtype=bool)
+    step_ok = np.zeros((B, L), dtype=bool)
+    if logit_bonus is not None:                # 查表时概率和 log 概率在循环后一次取出；加分时逐步记下
+        logp, probs = np.zeros((B, L)), np.tile([1.0, 0.0, 0.0], (B, L, 1))
     mask, ops, operands = batch.mask[rows], batch.ops[rows], batch.operands[rows]
     path, path_ctx, path_bug = batch.path[rows], batch.path_ctx[rows], batch.path_bug[rows]
     x = path[:, 0].copy()
