@@ -137,6 +137,7 @@ def run(size=1e9, seed=0, out=print, repeats=5):
 def floor_comparison(size=1e9, seed=0, rounds=7, seeds=5, out=print):
     """
     引擎和"地板"（tools/floor.py：同样的采样规则、优势和更新，什么都不记）在同一个进程里交替各跑 rounds 次，取中位数；
+    量的是这个进程的 CPU 时间（time.process_time；两边都只用一个线程）：机器上别的进程抢核时，墙上时间会乱跳，CPU 时间稳得多。
     DAPO 和 GRPO 也交替跑。引擎不做留出题评估：留出题只给 1 道（train 每次迭代都算留出题的路径 pass@1，1 道题几乎不花时间）。
     再在 seeds 个种子上比较两者训练后留出题的路径 pass@1（平均值 ± 标准误），并检查同一个种子下 Δ 是否逐位相同。
 
@@ -155,9 +156,9 @@ def floor_comparison(size=1e9, seed=0, rounds=7, seeds=5, out=print):
                          ("floor", lambda: floor_grpo(size, train_set, lr=grpo.lr, std_eps=grpo.std_eps, seed=seed,
                                                       tables=tables)),
                          ("dapo", lambda: train(TrainableLLM(size), dapo, train_set, one))):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn()
-            times[name].append(time.perf_counter() - t0)
+            times[name].append(time.process_time() - t0)
     med = {k: float(np.median(v)) for k, v in times.items()}
     p1, identical = {"engine": [], "floor": []}, True
     for s in range(seeds):
@@ -174,7 +175,7 @@ def floor_comparison(size=1e9, seed=0, rounds=7, seeds=5, out=print):
     drawn = {name: train(TrainableLLM(size), cfg, train_set, one)["samples"][-1] for name, cfg in (("grpo", grpo),
                                                                                                     ("dapo", dapo))}
     per_sample = dapo_ratio * drawn["grpo"] / drawn["dapo"]
-    out(f"引擎 / 地板（tools/floor.py，同样的采样规则、优势和更新，不记录、不评估；交替 {rounds} 轮的中位数）："
+    out(f"引擎 / 地板（tools/floor.py，同样的采样规则、优势和更新，不记录、不评估；交替 {rounds} 轮的中位数，CPU 时间）："
         f"{med['engine'] * 1000:.1f} ms / {med['floor'] * 1000:.1f} ms = {ratio:.2f} 倍"
         f"（目标 ≤ 1.3{'，达到' if ratio <= 1.3 else '，没达到'}）")
     out(f"DAPO / GRPO（同样的工作量，交替）：{med['dapo'] * 1000:.1f} ms / {med['engine'] * 1000:.1f} ms = "
