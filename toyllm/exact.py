@@ -5,10 +5,8 @@
         P(第 t 步对) = π(correct | c_t) + π(bug | c_t) · 1[这一步 bug 恰好不咬人]
     （careless 一定错）。各步独立，所以
         P(走对路径) = ∏_t P(第 t 步对)
-    它比真正的 pass@1（答对的概率）略小：中间写错了、后面又被另一个错误"修好"的路径不在里面。
-    答对的概率由 answer_probs 精确算出（带着中间值的分布逐步走，所有路径都算），但慢得多（两者差多少：notebook 04）。
-    exact_pass_at_1 / exact_pass_at_k / expected_reward / grad_expected_reward 等建立在快的"走对路径的概率"上。
-    有了 p = P(走对路径)，pass@k 就用 1 − (1 − p)^k。
+    真正的 pass@1（答对的概率）由 answer_probs 精确算出；两者的区别、梯度推导为什么用前者：见 exact_pass_at_1。
+    exact_pass_at_k / expected_reward / grad_expected_reward 建立在"走对路径的概率" p 上，pass@k 用 1 − (1 − p)^k。
 
     J(Δ) = (1/P) Σ_i p_i（p_i 是走对路径的概率）是 Δ 的一个光滑函数，它对每个 Δ 的梯度也能精确写出来（grad_expected_reward），
     这是 REINFORCE、GRPO 这些**估计**想要逼近的"真梯度"。推导只用到 softmax 的导数：
@@ -92,16 +90,20 @@ def step_right_probs(model, paths, temperature=1.0):
 
 def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
     """
-    走对路径的概率（"路径 pass@1"的快速版本）：每道题"每一步都对"的概率，再对题目取平均。
+    走对路径的概率（"路径 pass@1"）：每道题"每一步都对"的概率，再对题目取平均。
 
     【思路】见模块说明：P(全对) = ∏_t [π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]]。
+        它和真正的 pass@1（答对的概率，answer_probs）不同的地方只有一处：不算"写错后又被修好"的路径 ——
+        前面写错了，后面的 bug 或 careless 又碰巧撞回正确值（一次粗心被后一次反方向的粗心抵消，
+        或者错值上的 bug 恰好算出正确结果）。bug 恰好不咬人的那一步写出的就是正确值，所以**算**在路径里。
+        课上报"模型多常答对"时用 answer_probs；推导梯度时用它：它是一串每步概率的乘积，
+        ∇p = p · Σ_t ∇ log s_t 正是 score function（∇ log 路径概率）的形式，REINFORCE / GRPO 估计的就是这个梯度。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem 或 CorrectPaths；
         per_problem：True 时返回每道题的概率（numpy 数组）
     【返回】float（平均），或 (P,) 数组
-    【边界】这是真正的 pass@1（答对的概率，answer_probs）的**下界**，少算了"写错后又被后面的错误修好"的路径：
-        加、减、乘（乘数 ≥ 1）在输入错了以后用 correct 做法一定还是错的，只有 bug / careless 恰好撞回正确值才会被修好
-        （差多少：notebook 04）。采样的"每一步都对"的比例和本函数一致，采样的 pass@1 和 answer_probs 一致。
-        answer_probs 慢得多，所以训练记录和梯度用本函数。
+    【边界】这是 answer_probs 的**下界**：加、减、乘（乘数 ≥ 1）在输入错了以后用 correct 做法一定还是错的，
+        只有 bug / careless 恰好撞回正确值才会被修好（差多少：notebook 04）。采样的"每一步都对"的比例和本函数一致，
+        采样的 pass@1 和 answer_probs 一致。RL 的训练记录（pass1_exact）也用本函数。
     """
     paths = problems if isinstance(problems, CorrectPaths) else correct_paths(problems)
     p = step_right_probs(model, paths, temperature).prod(axis=1)
