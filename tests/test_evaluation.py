@@ -17,7 +17,7 @@ from toyllm.evaluation import (SampleSet, best_of_k, best_of_k_from_verdicts, be
                                maj_at_k, maj_vote, mean_best_worst, pass_at_k_sampled, verify)
 from toyllm.experiments import compare_exact_sampled, evaluate_sampled, inference_curves
 from toyllm.scaling import scaling_curve
-from toyllm.exact import exact_pass_at_1, exact_pass_at_k
+from toyllm.exact import answer_probs, exact_pass_at_1, exact_pass_at_k
 from toyllm.policy import prob_table
 
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
@@ -193,12 +193,13 @@ def test_estimators_match_theory_on_constructed_case():
 
 def test_compare_exact_sampled(problems):
     r = compare_exact_sampled(ToyLLM(1e9), problems, 64, np.random.default_rng(0))
-    assert r.exact == pytest.approx(exact_pass_at_1(ToyLLM(1e9), problems))
+    assert r.exact == pytest.approx(float(answer_probs(ToyLLM(1e9), problems).mean()))
+    assert r.path == pytest.approx(exact_pass_at_1(ToyLLM(1e9), problems)) and r.path <= r.exact
     assert abs(r.z) < 4.5
-    assert abs(r.steps_right.value - r.exact) < 4.5 * r.steps_right.stderr
+    assert abs(r.steps_right.value - r.path) < 4.5 * r.steps_right.stderr
     assert 0 <= r.repaired < 0.01
     assert r.sampled.value == pytest.approx(r.steps_right.value + r.repaired)
-    assert "路径 pass@1" in str(r)
+    assert "pass@1 精确值" in str(r)
 
 
 def test_sampling_stderr_formula():

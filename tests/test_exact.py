@@ -9,6 +9,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from toyllm import (CONTEXTS, Problem, Step, ToyLLM, TrainableLLM, add_grad, bug_bites, make_problem_set, pass_at_k,
                     step_hardness)
@@ -163,6 +165,26 @@ def test_answer_probs_equals_brute_force_enumeration(problems, seed, cot, temper
     got = answer_probs(model, chosen, temperature)
     want = [brute_force_answer_prob(model, p, temperature) for p in chosen]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(start=st.integers(0, 999), raw=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 999)), min_size=1, max_size=4),
+       seed=st.integers(0, 9), cot=st.booleans())
+def test_answer_probs_property_equals_brute_force(start, raw, seed, cot):
+    """
+    性质测试：随机的小题（1~4 步，乘 0、乘 1、减成负数都可能出现）上 answer_probs 和逐条枚举相同（相对误差 1e-12）。
+    answer_probs 往前走一半、倒着走一半，这里各种步数都有，倒着走的每一种逆（correct、careless、三种 bug）都会被用到。
+    """
+    steps = tuple(Step(("add", "sub", "mul")[op], b % 100 if op == 2 else b) for op, b in raw)
+    values = [start]
+    for step in steps:
+        values.append(apply_op(step.op, values[-1], step.operand, "correct"))
+    assume(max(abs(v) for v in values) <= 9999)
+    problem = Problem(start, steps, values[-1])
+    model = random_model(seed, scale=1.5)
+    model.cot = cot
+    np.testing.assert_allclose(answer_probs(model, [problem]), [brute_force_answer_prob(model, problem)],
+                               rtol=1e-12, atol=1e-15)
 
 
 def test_answer_probs_is_path_prob_plus_repairs(problems):

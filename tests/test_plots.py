@@ -176,7 +176,7 @@ def test_plot_exact_vs_sampled(problems, caplog):
     fig, bad = render(lambda: plot_exact_vs_sampled(results), caplog)
     assert not bad
     ax = fig.axes[0]
-    assert ax.get_title() == "路径 pass@1 与采样估计（95% 置信区间）"
+    assert ax.get_title() == "pass@1 的精确值与采样估计（95% 置信区间）"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["100M", "10B"]
 
 

@@ -5,10 +5,8 @@
         P(第 t 步对) = π(correct | c_t) + π(bug | c_t) · 1[这一步 bug 恰好不咬人]
     （careless 一定错）。各步独立，所以
         P(走对路径) = ∏_t P(第 t 步对)
-    它比真正的 pass@1（答对的概率）略小：中间写错了、后面又被另一个错误"修好"的路径不在里面。
-    答对的概率由 answer_probs 精确算出（带着中间值的分布逐步走，所有路径都算），但慢得多（两者差多少：notebook 04）。
-    exact_pass_at_1 / exact_pass_at_k / expected_reward / grad_expected_reward 等建立在快的"走对路径的概率"上。
-    有了 p = P(走对路径)，pass@k 就用 1 − (1 − p)^k。
+    真正的 pass@1（答对的概率）由 answer_probs 精确算出；两者的区别、梯度推导为什么用前者：见 exact_pass_at_1。
+    exact_pass_at_k / expected_reward / grad_expected_reward 建立在"走对路径的概率" p 上，pass@k 用 1 − (1 − p)^k。
 
     J(Δ) = (1/P) Σ_i p_i（p_i 是走对路径的概率）是 Δ 的一个光滑函数，它对每个 Δ 的梯度也能精确写出来（grad_expected_reward），
     这是 REINFORCE、GRPO 这些**估计**想要逼近的"真梯度"。推导只用到 softmax 的导数：
@@ -92,16 +90,20 @@ def step_right_probs(model, paths, temperature=1.0):
 
 def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
     """
-    走对路径的概率（"路径 pass@1"的快速版本）：每道题"每一步都对"的概率，再对题目取平均。
+    走对路径的概率（"路径 pass@1"）：每道题"每一步都对"的概率，再对题目取平均。
 
     【思路】见模块说明：P(全对) = ∏_t [π(correct | c_t) + π(bug | c_t) · 1[bug 不咬人]]。
+        它和真正的 pass@1（答对的概率，answer_probs）不同的地方只有一处：不算"写错后又被修好"的路径 ——
+        前面写错了，后面的 bug 或 careless 又碰巧撞回正确值（一次粗心被后一次反方向的粗心抵消，
+        或者错值上的 bug 恰好算出正确结果）。bug 恰好不咬人的那一步写出的就是正确值，所以**算**在路径里。
+        课上报"模型多常答对"时用 answer_probs；推导梯度时用它：它是一串每步概率的乘积，
+        ∇p = p · Σ_t ∇ log s_t 正是 score function（∇ log 路径概率）的形式，REINFORCE / GRPO 估计的就是这个梯度。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem 或 CorrectPaths；
         per_problem：True 时返回每道题的概率（numpy 数组）
     【返回】float（平均），或 (P,) 数组
-    【边界】这是真正的 pass@1（答对的概率，answer_probs）的**下界**，少算了"写错后又被后面的错误修好"的路径：
-        加、减、乘（乘数 ≥ 1）在输入错了以后用 correct 做法一定还是错的，只有 bug / careless 恰好撞回正确值才会被修好
-        （差多少：notebook 04）。采样的"每一步都对"的比例和本函数一致，采样的 pass@1 和 answer_probs 一致。
-        answer_probs 慢得多，所以训练记录和梯度用本函数。
+    【边界】这是 answer_probs 的**下界**：加、减、乘（乘数 ≥ 1）在输入错了以后用 correct 做法一定还是错的，
+        只有 bug / careless 恰好撞回正确值才会被修好（差多少：notebook 04）。采样的"每一步都对"的比例和本函数一致，
+        采样的 pass@1 和 answer_probs 一致。RL 的训练记录（pass1_exact）也用本函数。
     """
     paths = problems if isinstance(problems, CorrectPaths) else correct_paths(problems)
     p = step_right_probs(model, paths, temperature).prod(axis=1)
@@ -109,9 +111,16 @@ def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
 
 
 # =============================================================================
-# 答对的概率（所有路径，包括"写错后又被修好"的路径）：逐步传播中间值的精确分布
+# 答对的概率（所有路径，包括"写错后又被修好"的路径）：从两头往中间走
 # =============================================================================
 _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
+_FAR = 2 ** 40                                    # 倒着走的步里值的上界（远小于 VALUE_LIMIT，所以这些步不会截断）
+_SIGNS = 1 - 2 * ((np.arange(16)[:, None] >> np.arange(4)) & 1)   # 减法 bug 逐位解回去：低 4 位各取 ±，16 种
+
+
+def _digits(m):
+    """|m| 的十进制位数（0 算 1 位），m 是 int64 数组。"""
+    return (np.abs(m)[..., None] >= _POW10[1:]).sum(axis=-1) + 1
 
 
 def _step_outcomes(op, x, b, probs):
@@ -125,7 +134,7 @@ def _step_outcomes(op, x, b, probs):
     exact = exact_np(op, x, b)
     bug = apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
     m = np.abs(exact)
-    digits = (m[:, None] >= _POW10[None, 1:]).sum(axis=1) + 1
+    digits = _digits(m)
     width = int(digits.max()) if len(m) else 1
     exists = np.arange(width)[None, :] < digits[:, None]
     share = probs[:, 2] / digits                                          # 挑中某一位的概率
@@ -140,6 +149,71 @@ def _step_outcomes(op, x, b, probs):
     return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
 
 
+def _preimages(op, b, y, bound_in, bound_out):
+    """
+    一步倒着走：所有 |x| ≤ bound_in、这一步能从 x 写出 y 的 (来源行, x, 系数)，从 x 写出 y 的概率 = π(· | c(x)) · 系数。
+
+    correct 和 careless 先找"正确结果" c：c = y（correct），或 c = y ∓ 10^i 且 c 有第 i 位（careless；c = 0 时只有
+    y = 1），再解 c = x + b、x − b 或 x · b；bug（只对 x ≥ 0，负数时 bug 就是 correct）逐位解回去：加法不进位
+    每一位只有一个解，减法大减小每一位有 b_d ± y_d 两个，乘法 x = y / (b 的各位数字之和)。bound_out 是 |c| 的上界。
+    """
+    rows, width = np.arange(len(y)), len(str(int(bound_out.max())))
+    off = np.concatenate([[0], _POW10[:width], -_POW10[:width]])
+    place = _POW10[np.concatenate([[0], np.arange(width), np.arange(width)])]
+    c, opc, bc = y[:, None] - off, op[:, None], b[:, None]
+    slip = (off != 0) & np.where(c == 0, (y == 1)[:, None] & (off == 1), np.abs(c) >= place)
+    x = np.where(opc == 0, c - bc, np.where(opc == 1, c + bc, c // np.maximum(bc, 1)))
+    ok = ((off == 0) | slip) & ((opc != 2) | (c % np.maximum(bc, 1) == 0)) & (np.abs(x) <= bound_in[:, None])
+    coef = np.stack(np.broadcast_arrays(off == 0, (off == 0) & (x < 0),
+                                        slip * np.where(c == 0, 1.0, 0.5) / _digits(c)), axis=-1)
+    yd, bd = (y[:, None] // _POW10[:4]) % 10, (b[:, None] // _POW10[:4]) % 10
+    high = y - y % _POW10[4]
+    xd = bd[:, None, :] + _SIGNS * yd[:, None, :]                                   # 减法：(n, 16, 4)
+    sub_ok = ((xd >= 0) & (xd <= 9) & ((_SIGNS == 1) | (yd[:, None, :] > 0))).all(axis=-1)
+    ds = np.maximum(bd.sum(axis=1), 1)
+    single = np.where(op == 0, high + ((yd - bd) % 10 * _POW10[:4]).sum(axis=1), y // ds)
+    xb = np.where((op == 1)[:, None], high[:, None] + (xd * _POW10[:4]).sum(axis=-1), single[:, None])
+    okb = np.where((op == 1)[:, None], sub_ok, (np.arange(16) == 0) & ((op == 0) | (y % ds == 0))[:, None])
+    okb &= (y >= 0)[:, None] & (xb >= 0) & (xb <= bound_in[:, None])
+    src = np.concatenate([np.repeat(rows, len(off))[ok.ravel()], np.repeat(rows, 16)[okb.ravel()]])
+    return src, np.concatenate([x[ok], xb[okb]]), np.concatenate([coef[ok], np.tile([0.0, 1.0, 0.0], (okb.sum(), 1))])
+
+
+def _key(pid, x):
+    """(题号, 值) 合成一个 int64 键（题号 < 2^21；|值| ≥ _FAR 的都算成 ±_FAR），按键排序 = 先按题号、再按值排序。"""
+    return pid * (4 * _FAR) + np.clip(x, -_FAR, _FAR) + 2 * _FAR
+
+
+def _merge(pid, x, w):
+    """把相同的 (题号, 值) 合并（概率相加），去掉概率为 0 的行；结果按 (题号, 值) 排好。"""
+    keep = np.nonzero(w > 0)[0]
+    near = len(keep) and np.abs(x[keep]).max() < _FAR
+    order = keep[np.argsort(_key(pid[keep], x[keep]), kind="stable") if near else np.lexsort((x[keep], pid[keep]))]
+    pid, x, w = pid[order], x[order], w[order]
+    first = np.ones(len(x), dtype=bool)
+    first[1:] = (x[1:] != x[:-1]) | (pid[1:] != pid[:-1])
+    starts = np.nonzero(first)[0]
+    return pid[starts], x[starts], (np.add.reduceat(w, starts) if len(starts) else w)
+
+
+def _meeting_steps(batch):
+    """
+    每道题在哪一步之前相遇 (P,)，和第 t 步之前 |值| 的上界 (P, L + 1)（浮点数）。
+
+    上界：一步以后 |结果| ≤ 2 · (|x| + b)（加减）或 2 · |x| · b（乘）—— bug 不超过它（逐位不进位 ≤ 逐位相加，
+    各位数字之和 ≤ b），careless 最多把 |c| 翻倍（改的那一位 10^i ≤ |c|）。倒着走的步里不能有"乘 0"
+    （所有的数都变成 0，倒不回去），值的上界要小于 _FAR；其余的题在 3/5 处相遇（往前展开比倒着找便宜）。
+    """
+    P, L = batch.ops.shape
+    bound = np.empty((P, L + 1))
+    bound[:, 0] = batch.start
+    for t in range(L):
+        b = batch.operands[:, t]
+        bound[:, t + 1] = np.maximum(2 * np.where(batch.ops[:, t] == 2, bound[:, t] * b, bound[:, t] + b), 1)
+    bad = batch.mask & (((batch.ops == 2) & (batch.operands == 0)) | (bound[:, 1:] >= _FAR))
+    return np.maximum((3 * batch.lengths + 2) // 5, np.where(bad, np.arange(1, L + 1), 0).max(axis=1)), bound
+
+
 def answer_probs(model, problems, temperature=1.0):
     """
     每道题**答对**的精确概率（所有路径都算：包括中间写错、后来又被另一个错误"修好"的路径），形状 (P,)。
@@ -147,17 +221,20 @@ def answer_probs(model, problems, temperature=1.0):
     【思路】和采样器一步一步做题一样，只是不抽随机数，而是带着"中间值的概率分布"往下走：
             第 t 步以前：{值 x: 走到 x 的概率}
             每个 x 按情境 c(x) 的概率分成 correct / bug / careless 的 2 + 2·D 个结果（careless 的每一位、每个方向
-            都是一个结果，见 _step_outcomes），概率相乘；
-            不同路径走到同一个值就合并（概率相加）。
-        最后一步只需要"结果等于答案"的那部分概率，不再展开。一个情境的概率是 0 的结果直接去掉（它不贡献任何概率）；
-        除此以外什么都不剪，所以这是精确值（只有浮点舍入误差）。
+            都是一个结果，见 _step_outcomes），概率相乘；不同路径走到同一个值就合并（概率相加）。
+        这样走到底，值的种类每步多 3 倍多。所以只往前走到中间（第 s 步以前），后一半**倒着**走：
+            第 t 步以前：{值 x: 从 x 出发最后答对的概率 V_t(x)}，V_L = 1[x = 答案]，
+            V_t(x) = Σ_{这一步写出的 y} P(写出 y | x) · V_{t+1}(y)，
+        只需要"能写出某个 V > 0 的 y"的 x（_preimages 把一步解回去），而且 |x| 不超过往前走可能达到的上界
+        （_meeting_steps）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
+        一个情境的概率是 0 的结果直接去掉（它不贡献任何概率）；除此以外什么都不剪，所以这是精确值（只有浮点舍入误差）。
         和 exact_pass_at_1（只走正确路径）的差，就是"被修好"的概率。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem（或 ProblemBatch）；temperature：≥ 0
     【返回】(P,) numpy 数组
-    【边界】慢：中间值可以有上万种（用时见 tools/bench_eval.py）。所以 RL 的训练记录、pass@k 和梯度用的是快的
-        exact_pass_at_1（走对路径的概率）；这个函数用来对照和教学。不接受 CorrectPaths（那里面只有正确路径，没有起始数）。
+    【边界】用时见 tools/bench.py 的 answer_probs_time（1,000 道 3~8 步的题）。不接受 CorrectPaths（那里面只有正确路径，没有起始数）。
     【例子】answer_probs(ToyLLM(1e8), problems).mean() ≥ exact_pass_at_1(ToyLLM(1e8), problems)（差多少：notebook 04）
-    【Python 小知识】np.lexsort((值, 题号)) 先按题号、再按值排序，相同的 (题号, 值) 就挨在一起，np.add.reduceat 把它们加起来。
+    【Python 小知识】np.lexsort((值, 题号)) 先按题号、再按值排序，相同的 (题号, 值) 就挨在一起，np.add.reduceat 把它们加起来；
+        排好的键用 np.searchsorted 二分查找。
     """
     if isinstance(problems, CorrectPaths):
         raise TypeError("answer_probs 需要 list of Problem（CorrectPaths 只有正确路径），收到 CorrectPaths")
@@ -165,26 +242,32 @@ def answer_probs(model, problems, temperature=1.0):
     temperature = as_real("temperature", temperature, low=0.0)
     batch = prepare_problems(problems)
     P, L = batch.ops.shape
-    last = batch.lengths - 1
-    out = np.zeros(P)
-    pid, x, w = np.arange(P), batch.start.copy(), np.ones(P)
-    for t in range(L):
-        op, b = batch.ops[pid, t], batch.operands[pid, t]
-        table = prob_table(model, temperature, 0 if model.cot else t)
-        src, val, pw = _step_outcomes(op, x, b, table[context_ids_np(op, x, b)])
-        new_pid, new_w = pid[src], w[src] * pw
-        final = last[new_pid] == t
-        hit = final & (val == batch.answer[new_pid])
-        out += np.bincount(new_pid[hit], weights=new_w[hit], minlength=P)
-        kept = np.nonzero(~final & (new_w > 0))[0]
-        order = kept[np.lexsort((val[kept], new_pid[kept]))]
-        new_pid, val, new_w = new_pid[order], val[order], new_w[order]
-        first = np.ones(len(val), dtype=bool)
-        first[1:] = (val[1:] != val[:-1]) | (new_pid[1:] != new_pid[:-1])
-        starts = np.nonzero(first)[0]
-        pid, x = new_pid[starts], val[starts]
-        w = np.add.reduceat(new_w, starts) if len(starts) else new_w
-    return out
+    tables = np.stack([prob_table(model, temperature, 0 if model.cot else t) for t in range(L)])
+    meet, bound = _meeting_steps(batch)
+    ends = []
+    for start, forward in ((batch.start, True), (batch.answer, False)):
+        pid, x, w, done = np.arange(P), start.copy(), np.ones(P), []
+        for k in range(L + 1):
+            t = np.full(len(pid), k) if forward else batch.lengths[pid] - 1 - k
+            here = (t == meet[pid]) if forward else (t < meet[pid])
+            done.append((pid[here], x[here], w[here]))
+            pid, x, w, t = pid[~here], x[~here], w[~here], t[~here]
+            if not len(pid):
+                break
+            op, b = batch.ops[pid, t], batch.operands[pid, t]
+            if forward:
+                src, x, pw = _step_outcomes(op, x, b, tables[k][context_ids_np(op, x, b)])
+            else:
+                src, x, coef = _preimages(op, b, x, bound[pid, t], bound[pid, t + 1])
+                pw = (tables[t[src], context_ids_np(op[src], x, b[src])] * coef).sum(axis=1)
+            pid, x, w = _merge(pid[src], x, w[src] * pw)
+        ends.append([np.concatenate(a) for a in zip(*done)])
+    (fp, fx, fw), (bp, bx, bv) = ends
+    key_f, key_b = _key(fp, fx), _key(bp, bx)
+    order = np.argsort(key_b)
+    i = order[np.minimum(np.searchsorted(key_b[order], key_f), len(order) - 1)] if len(order) else np.zeros(0, int)
+    hit = (key_b[i] == key_f) if len(order) else np.zeros(len(fp), bool)
+    return np.bincount(fp[hit], weights=fw[hit] * bv[i[hit]], minlength=P)
 
 
 # =============================================================================

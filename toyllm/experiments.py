@@ -3,7 +3,7 @@
 
 【思路】evaluation 里的每个指标管一件事；这里把它们组合成 notebook 里的一次实验，结果可以直接 print 或画图：
     · evaluate_sampled：同一批样本上的 pass@k、maj@k、best-of-k（精确 / 有噪声的验证器）、mean@n / best@n / worst@n；
-    · compare_exact_sampled：路径 pass@1 的精确值和它的采样估计（标准误只含采样的波动，estimators.sampling_stderr）；
+    · compare_exact_sampled：pass@1 的精确值（答对的概率）和它的采样估计（标准误只含采样的波动，estimators.sampling_stderr）；
     · inference_curves：每道题花 k 个样本，几个模型的 pass@k、maj@k、best-of-k 随 k 怎么变（plots.plot_test_time_compute）。
 
 【用法】
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ._checks import as_int, as_real
 from .estimators import LEVEL, Estimate, make_estimate, sampling_stderr
 from .evaluation import best_of_k, default_ks, draw_samples, maj_at_k, mean_best_worst, pass_at_k_sampled
-from .exact import exact_pass_at_1, exact_pass_at_k
+from .exact import answer_probs, exact_pass_at_1, exact_pass_at_k
 from .sampler import prepare_problems
 from .text import pad
 
@@ -97,15 +97,17 @@ def evaluate_sampled(model, problems, n, rng, ks=None, temperature=1.0, verifier
 @dataclass(frozen=True)
 class ExactVsSampled:
     """
-    同一批题上的路径 pass@1 和采样估计。
+    同一批题上的 pass@1 精确值和采样估计。
 
-    【属性】name；exact：精确值（每一步都对的概率，float）；sampled：采样的 pass@1（最终答案对），Estimate，
+    【属性】name；exact：精确值（答对的概率，exact.answer_probs 的平均，float）；path：走对路径的概率
+        （exact_pass_at_1）；sampled：采样的 pass@1（最终答案对），Estimate，
         标准误只含采样的波动（见 compare_exact_sampled）；steps_right：采样里"每一步都对"的比例（Estimate），
-        它和 exact 是同一个量；repaired：做对了、但中间有一步写错（后来被别的错误碰巧修好）的样本比例；
+        它和 path 是同一个量；repaired：做对了、但中间有一步写错（后来被别的错误碰巧修好）的样本比例；
         z：(sampled − exact) / 标准误；n：每道题的样本数
     """
     name: str
     exact: float
+    path: float
     sampled: Estimate
     steps_right: Estimate
     repaired: float
@@ -113,19 +115,18 @@ class ExactVsSampled:
     n: int
 
     def __str__(self):
-        return (f"{self.name}：路径 pass@1 = {self.exact:.4f}，采样估计 = {self.sampled:.4f}"
+        return (f"{self.name}：pass@1 精确值 = {self.exact:.4f}，采样估计 = {self.sampled:.4f}"
                 f"（{self.sampled.level:.0%} 区间 [{self.sampled.ci_low:.4f}, {self.sampled.ci_high:.4f}]），"
                 f"相差 {self.z:+.2f} 个标准误")
 
 
 def compare_exact_sampled(model, problems, n, rng, temperature=1.0, level=LEVEL):
     """
-    路径 pass@1 和采样估计放在一起：估计值、它的误差棒、以及它要估计的真值。
+    pass@1 的精确值和采样估计放在一起：估计值、它的误差棒、以及它要估计的真值。
 
-    【思路】采样 n 次的平均是真正 pass@1 的无偏估计。精确值（exact_pass_at_1）算的是"每一步都对"的概率，
-        比真正的 pass@1 少了"写错以后又被后面的错误碰巧修好"的样本 —— 这里把这个比例（repaired）也数出来：
-        它很小（notebook 04 量出它随模型大小怎么变），所以 n 不大时两者在误差棒以内一致；
-        n 很大、误差棒很窄时，就能看出采样值略高一点点。"每一步都对"的采样比例（steps_right）和精确值是同一个量。
+    【思路】采样 n 次的平均是真正 pass@1（答对的概率，exact.answer_probs）的无偏估计，z 就拿它俩比。
+        走对路径的概率（path，exact_pass_at_1）比它少了"写错以后又被后面的错误碰巧修好"的样本 ——
+        这里把这个比例（repaired）也数出来；"每一步都对"的采样比例（steps_right）和 path 是同一个量。
     【参数】model；problems：list of Problem；n：每道题的样本数（≥ 2）；rng：numpy.random.Generator；
         temperature；level
     【返回】ExactVsSampled（print 它得到一句话）
@@ -135,14 +136,14 @@ def compare_exact_sampled(model, problems, n, rng, temperature=1.0, level=LEVEL)
     problems = prepare_problems(problems).problems
     samples = draw_samples(model, problems, n, rng, temperature)
     r = samples.rollouts
-    exact = exact_pass_at_1(model, problems, temperature)
+    exact = float(answer_probs(model, problems, temperature).mean())
     correct = samples.correct
     all_right = (r.step_ok | ~r.mask).all(axis=1).reshape(correct.shape)
     se = sampling_stderr(correct)
     value = float(correct.mean())
     z = (value - exact) / se if se > 0 else (0.0 if value == exact else math.inf)
     return ExactVsSampled(
-        name=str(getattr(model, "name", model)), exact=exact, sampled=make_estimate(value, se, len(samples), level),
+        name=str(getattr(model, "name", model)), exact=exact, path=exact_pass_at_1(model, problems, temperature), sampled=make_estimate(value, se, len(samples), level),
         steps_right=make_estimate(all_right.mean(), sampling_stderr(all_right), len(samples), level),
         repaired=float((correct & ~all_right).mean()), z=z, n=n)
 

@@ -381,9 +381,9 @@ def _numeric(name, values):
 # =============================================================================
 # 精确值 vs 采样估计
 # =============================================================================
-def plot_exact_vs_sampled(results, title="路径 pass@1 与采样估计（95% 置信区间）", ax=None):
+def plot_exact_vs_sampled(results, title="pass@1 的精确值与采样估计（95% 置信区间）", ax=None):
     """
-    几个模型的路径 pass@1（横线）和采样估计（带误差棒的点）。
+    几个模型的 pass@1 精确值（答对的概率，横线）和采样估计（带误差棒的点）。
 
     【参数】results：experiments.compare_exact_sampled 结果的列表（每个模型一个）；title；
         ax：画到已有的坐标轴上（默认新建一张 SINGLE 大小的图）

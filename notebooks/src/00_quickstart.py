@@ -120,7 +120,7 @@ Table(["种子", "每一步的做法", "最终答案", ""],
 # $$P(\text{全对}) = \prod_t \Big[\pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 在这一步不咬人}]\Big].$$
 #
 # `toyllm.exact.exact_pass_at_1` 就是这样算的。它比真正的 pass@1 略小："写错之后又被后面的错误碰巧改对"的路径不在里面。
-# 答对的精确概率（所有路径都算）是 `toyllm.exact.answer_probs`，慢得多；notebook 04 算出两者差多少。
+# 答对的精确概率（所有路径都算）是 `toyllm.exact.answer_probs`；notebook 04 算出两者差多少，讲义 §2.3 说明梯度推导为什么用走对路径的概率。
 #
 # 看输出：采样的估计和精确值相差多少，和标准误差比是大还是小。差别来自采样的随机性。
 

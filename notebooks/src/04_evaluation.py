@@ -84,23 +84,25 @@ print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超�
 #
 # 看输出：$n$ 每大 4 倍，标准误大约减半（$\propto 1/\sqrt{n}$）。z 是"估计 − 精确"有几个标准误，$|z|$ 超过 2 左右才值得怀疑。
 #
-# 还有一个细节：这里的精确值（`exact_pass_at_1`）算的是"**走对路径**"（每一步都对）的概率，而真正的 pass@1 还包括"中间写错了一步、后来又被别的错误碰巧修好"的样本
-# （"被修好"一列）。它们不到 1%，$n$ 小时淹没在误差里；$n = 256$ 时误差棒窄到能看出来：采样的 pass@1 比精确值高出 2 个多标准误。
-# 只数"每一步都对"的比例（"每步都对"一列，和精确值是同一个量），又和精确值一致了。
+# 还有一个细节：精确值是**答对**的概率（`answer_probs`，所有路径都算），它比"**走对路径**"（每一步都对，`exact_pass_at_1`）
+# 的概率多出"中间写错了一步、后来又被别的错误碰巧修好"的样本（"被修好"一列）。它们不到 1%，$n$ 小时淹没在误差里；
+# $n$ 大时误差棒窄到能看出来：拿采样的 pass@1 和走对路径的概率比会偏高，和答对的概率比才一致（z 一列）。
+# 只数"每一步都对"的比例（"每步都对"一列），它和走对路径的概率是同一个量（后一个 z）。
 
 # %%
 rows = []
 for n in (4, 16, 64, 256):
     r = compare_exact_sampled(small, problems, n, np.random.default_rng(n))
     s, a = r.sampled, r.steps_right
-    z_steps = (a.value - r.exact) / a.stderr
-    rows.append([n, r.exact, f"{s:.4f}", f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", f"{r.z:+.2f}", f"{a:.4f}",
+    z_steps = (a.value - r.path) / a.stderr
+    rows.append([n, r.exact, f"{s:.4f}", f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", f"{r.z:+.2f}", r.path, f"{a:.4f}",
                  f"{z_steps:+.2f}", f"{r.repaired:.4f}"])
-Table(["n", "精确", "采样 pass@1 ± 采样标准误", "95% 区间", "z", "每步都对 ± 标准误", "z", "被修好"], rows)
+Table(["n", "精确（答对）", "采样 pass@1 ± 采样标准误", "95% 区间", "z", "走对路径", "每步都对 ± 标准误", "z", "被修好"],
+      rows)
 
 # %% [markdown]
 # "被修好"的部分也能精确算。`answer_probs` 不只走正确路径，而是带着中间值的概率分布一步步往下走，
-# 所有路径都算，得到**答对**的精确概率。它比"走对路径的概率"（`exact_pass_at_1`）慢几千倍，所以这里只用前 20 道题。
+# 所有路径都算，得到**答对**的精确概率（从两头往中间算，很快）。
 #
 # 看输出："差"一列就是"被修好"的精确概率。模型越小、不用思维链，写错越多，被修好的也越多；1T 几乎是 0。
 
@@ -108,15 +110,14 @@ Table(["n", "精确", "采样 pass@1 ± 采样标准误", "95% 区间", "z", "�
 rows = []
 for size, cot in ((1e8, True), (1e8, False), (1e9, True), (1e9, False), (1e10, True), (1e12, True)):
     model = ToyLLM(size, cot=cot)
-    path, answer = exact_pass_at_1(model, problems[:20]), float(answer_probs(model, problems[:20]).mean())
+    path, answer = exact_pass_at_1(model, problems), float(answer_probs(model, problems).mean())
     rows.append([model.name, f"{path:.4f}", f"{answer:.4f}", f"{answer - path:.4f}"])
 Table(["模型", "走对路径", "答对（所有路径）", "差（被修好）"], rows)
 
 # %% [markdown]
 # 换成不同大小的模型，每道题只采 16 次。图里横线是精确值，点和误差棒是采样估计（95% 置信区间）。
 #
-# 看图：误差棒大多盖住了横线 —— 95% 的区间本来就有 5% 的机会不盖住真值，5 个模型里有一个擦边并不奇怪
-# （也别忘了上面说的"被修好"的那一点点偏差）。pass@1 接近 0.5 的模型误差棒最长：$p(1-p)$ 在 $p=0.5$ 时最大。
+# 看图：误差棒大多盖住了横线 —— 95% 的区间本来就有 5% 的机会不盖住真值，5 个模型里有一个擦边并不奇怪。pass@1 接近 0.5 的模型误差棒最长：$p(1-p)$ 在 $p=0.5$ 时最大。
 
 # %%
 results = [compare_exact_sampled(ToyLLM(size), problems, 16, np.random.default_rng(1))
@@ -288,7 +289,7 @@ fig = plot_scaling(scaling)
 # %% [markdown]
 # ## 小结
 #
-# - 玩具模型可以**精确**算出走对路径的概率 $p = \prod_t s_t$（路径 pass@1）和路径 pass@k = $1-(1-p)^k$，答对的概率（`answer_probs`）也能精确算，只是慢得多；所以每个采样估计都能和它要估计的真值对照；
+# - 玩具模型可以**精确**算出走对路径的概率 $p = \prod_t s_t$（路径 pass@1）和路径 pass@k = $1-(1-p)^k$，答对的概率（真正的 pass@1，`answer_probs`）也能精确算；所以每个采样估计都能和它要估计的真值对照；
 #   标准误 $\propto 1/\sqrt{n}$，95% 区间大约是 $\pm 1.96$ 个标准误。
 # - pass@k 要用无偏估计 $1-\binom{n-c}{k}/\binom{n}{k}$；把 $\hat p$ 代进 $1-(1-\hat p)^k$ 会系统性偏低（Jensen 不等式）。
 # - 同样 $k$ 个样本：pass@k（完美验证器）≥ maj@k（投票）；有噪声的验证器让 best-of-k 早早饱和。平票规则要固定（这里取最先出现的）。
