@@ -23,7 +23,7 @@ LAYERS = [
     ("训练记录、RL 的配置（从公式导入选项）、目标函数", ["history", "rl.config", "rl.critic", "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
     ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "checkpoint", "demo",
-                               "train_cli", "doctor_report", "doctor"]),
+                               "doctor_report", "doctor"]),
     ("小 transformer：题目写成文字", ["tinylm.text"]),
     ("小 transformer：各层（前向和反向）", ["tinylm.layers"]),
     ("小 transformer：模型、生成、保存", ["tinylm.model"]),
