@@ -29,7 +29,7 @@ LAYERS = [
     ("小 transformer：模型、生成、保存", ["tinylm.model"]),
     ("小 transformer：训练、分析", ["tinylm.analysis", "tinylm.train", "tinylm"]),
     ("界面、作业、入口", ["dashboard", "widgets", "homework", "homework.framework", "homework.hw1", "homework.hw2", "homework.hw3",
-                         "homework.grading", "__main__", ""]),
+                         "__main__", ""]),
 ]
 LAYER_OF = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
 TOP = len(LAYERS) - 1
