@@ -17,6 +17,7 @@ python tools/train_cli.py：在命令行上用任意预设（和任意选项）�
 import argparse
 import dataclasses
 import sys
+from pathlib import Path
 
 from toyllm._checks import as_real
 from toyllm.demo import context_table
@@ -26,6 +27,8 @@ from toyllm.rl import OPTION_NAMES, PRESET_NAMES, PRESETS, RLConfig, train
 from toyllm.rl.config import format_option
 from toyllm.text import fmt_size
 from toyllm.trainable import TrainableLLM
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # python tools/train_cli.py 时也能 import tools.checkpoint
 
 
 def _flag(field):
@@ -184,7 +187,7 @@ def main(args, out=None):
         print(hist.message, file=out)
         code = 130
     if args.save:
-        from toyllm.checkpoint import save_model
+        from tools.checkpoint import save_model
         save_model(model, args.save, history=hist.to_dict(),
                    metadata={"algorithm": args.preset, "options": cfg.to_dict(), "seed": cfg.seed, "size": size,
                              "problems": {"seed": args.problem_seed, "n_train": args.n_train,

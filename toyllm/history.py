@@ -36,7 +36,7 @@ class History(Mapping):
     训练记录：{列名: 每次迭代一个值的 list}，外加元数据（配置、种子、有没有被中断）。
 
     【思路】它是一个只读的 Mapping，所以 hist["pass1_exact"]、list(hist)、dict(hist) 都可以直接用，
-        画图函数、保存函数（toyllm.checkpoint.save_model(..., history=hist)）也都把它当字典用。
+        画图函数、保存函数（维护者的 tools/checkpoint.py）也都把它当字典用。
         RL 的列（train 返回的）：
             iteration 第几次迭代（从 1 开始）；reward 这一次采样的平均奖励；
             pass1_exact 本次更新**之后**的模型在留出题上的路径 pass@1；pass1_sampled 这一次采样的解答里做对的比例；
