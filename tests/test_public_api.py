@@ -227,7 +227,6 @@ CASES = [
     Case("arithmetic.bug_bites", lambda: dict(op="add", a=18, b=7), {"op": "op", "a": "int", "b": "int"}),
     Case("arithmetic.count_carries", lambda: dict(a=18, b=7), {"a": "int", "b": "int"}),
     Case("arithmetic.count_borrows", lambda: dict(a=18, b=7), {"a": "int", "b": "int"}),
-    Case("arithmetic.digit_sum", lambda: dict(n=18), {"n": "int"}),
     Case("arithmetic.step_hardness", lambda: dict(op="mul", a=18, b=7), {"op": "op", "a": "int", "b": "int"}),
     Case("arithmetic.make_problem", lambda: dict(rng=random.Random(0), n_steps=3), {"rng": "rng", "n_steps": "count"}),
     Case("arithmetic.make_problem_set", lambda: dict(rng=random.Random(0), count=2, min_steps=3, max_steps=4),
