@@ -22,14 +22,14 @@ LAYERS = [
     ("RL 的公式和它们的选项（不知道玩具模型）", ["rl.surrogates", "rl.losses"]),
     ("训练记录、RL 的配置（从公式导入选项）、目标函数", ["history", "rl.config", "rl.critic", "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
-    ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "checkpoint", "demo",
-                               "train_cli", "doctor_report", "doctor"]),
+    ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
+                               "doctor_report", "doctor"]),
     ("小 transformer：题目写成文字", ["tinylm.text"]),
     ("小 transformer：各层（前向和反向）", ["tinylm.layers"]),
     ("小 transformer：模型、生成、保存", ["tinylm.model"]),
     ("小 transformer：训练、分析", ["tinylm.analysis", "tinylm.train", "tinylm"]),
     ("界面、作业、入口", ["dashboard", "widgets", "homework", "homework.framework", "homework.hw1", "homework.hw2", "homework.hw3",
-                         "homework.grading", "__main__", ""]),
+                         "__main__", ""]),
 ]
 LAYER_OF = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
 TOP = len(LAYERS) - 1

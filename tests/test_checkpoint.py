@@ -1,5 +1,5 @@
 """
-保存 / 读取模型和训练记录（toyllm.checkpoint）：往返精确、原子写入、坏文件给出清楚的中文错误。
+保存 / 读取模型和训练记录（维护者的工具 tools/checkpoint.py）：往返精确、原子写入、坏文件给出清楚的中文错误。
 """
 
 import errno
@@ -14,7 +14,7 @@ import pytest
 
 import toyllm
 from toyllm import CONTEXTS, ToyLLM, TrainableLLM, make_problem_set
-from toyllm.checkpoint import (CONTEXT_STRINGS, FORMAT_VERSION, CheckpointError, context_string, load_history,
+from tools.checkpoint import (CONTEXT_STRINGS, FORMAT_VERSION, CheckpointError, context_string, load_history,
                                load_model, read_checkpoint, save_history, save_model)
 from toyllm.exact import exact_pass_at_1
 from toyllm.policy import prob_table

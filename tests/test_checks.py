@@ -355,5 +355,5 @@ def test_grading_finds_no_tampering_in_the_untouched_package():
     for info in pkgutil.walk_packages(toyllm.__path__, "toyllm."):
         if not info.name.endswith("__main__"):
             importlib.import_module(info.name)
-    from toyllm.homework import grading
+    from tools import grading
     assert grading.tampered() == []

@@ -17,7 +17,7 @@ import pytest
 
 from toyllm import (MAX_STEPS, ToyLLM, TrainableLLM, apply_grads, evaluate, make_problem, make_problem_set, sft)
 from toyllm import rl
-from toyllm.checkpoint import load_history, load_model, read_checkpoint, save_model
+from tools.checkpoint import load_history, load_model, read_checkpoint, save_model
 from toyllm.exact import exact_pass_at_1
 from toyllm.policy import prob_table
 from toyllm.sampler import sample_rollouts

@@ -134,7 +134,7 @@ def test_nbgrader_metadata(a):
             var, check, fn = re.fullmatch(r"(ok_\w+) = (check_\w+)\((\w+)\)\n", visible).groups()
             assert m["grade_id"] == f"check_{fn}"
             # 隐藏测试不用 notebook 里的名字：按文件路径重新加载 grading.py，用包里原本的检查给分
-            assert hidden.startswith("import importlib.util as _u\n") and '"/grading.py")' in hidden
+            assert hidden.startswith("import importlib.util as _u\n") and '"/../tools/grading.py")' in hidden
             assert hidden.endswith(f'assert _g.grade("{a}", "{check}", {fn}), "{fn} 没有通过检查（原因见上面的输出）"\n'
                                    "### END HIDDEN TESTS")
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from toyllm import CONTEXTS, OPS, PROCEDURES, ToyLLM, TrainableLLM, apply_op, bug_bites, pass_at_k, step_hardness
 from toyllm import rl
 from toyllm.arithmetic import CONTEXT_INDEX, OP_INDEX, apply_op_np, context_ids_np
-from toyllm.checkpoint import load_history, load_model, read_checkpoint, save_history, save_model
+from tools.checkpoint import load_history, load_model, read_checkpoint, save_history, save_model
 from toyllm.policy import prob_table, softmax_rows
 
 FAST = settings(max_examples=60, deadline=None)

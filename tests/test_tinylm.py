@@ -9,7 +9,7 @@ import pytest
 
 from toyllm import tinylm as tl
 from toyllm.arithmetic import Problem, Step, make_problem_set
-from toyllm.checkpoint import CheckpointError
+from tools.checkpoint import CheckpointError, load_tinylm, save_tinylm
 from toyllm.rl import losses
 from toyllm.toy_llm import ToyLLM, softmax
 
@@ -212,14 +212,14 @@ def test_presets_run_at_token_level(sft_model):
 
 def test_save_load_roundtrip(tmp_path, sft_model):
     model, _, hist = sft_model
-    path = tl.save(model, tmp_path / "tiny.json", history=hist)
-    back = tl.load(path)
+    path = save_tinylm(model, tmp_path / "tiny.json", history=hist)
+    back = load_tinylm(path)
     assert back.config == model.config
     assert all(np.array_equal(back.params[k], model.params[k]) and back.params[k].dtype == np.float32
                for k in model.params)
     (tmp_path / "h.json").write_text((tmp_path / "tiny.json").read_text().replace('"toyllm-tinylm"', '"other"'))
     with pytest.raises(CheckpointError, match="不是小 transformer"):
-        tl.load(tmp_path / "h.json")
+        load_tinylm(tmp_path / "h.json")
 
 
 def test_bad_inputs():

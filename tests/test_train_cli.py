@@ -1,4 +1,4 @@
-"""python -m toyllm train：选项、预设覆盖、输出、保存、画图、Ctrl+C。"""
+"""tools/train_cli.py（维护者的命令行训练）：选项、预设覆盖、输出、保存、画图、Ctrl+C。"""
 
 import argparse
 import dataclasses
@@ -7,8 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import toyllm.train_cli as cli
-from toyllm.__main__ import build_parser
+import tools.train_cli as cli
 from toyllm.rl import PRESETS, RLConfig
 from toyllm.trainable import TrainableLLM
 
@@ -16,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _args(*argv):
-    return build_parser().parse_args(["train", *argv])
+    return cli.build_parser().parse_args(list(argv))
 
 
 class _Tty(io.StringIO):
@@ -54,7 +53,7 @@ def test_train_prints_tables_and_saves_and_plots(tmp_path):
     assert code == 0
     assert "精确pass@1" in text and "\r训练" in text and "/6 [" in text  # 表格 + tqdm 进度条
     assert "训练前后每个情境选 correct 的概率" in text and "乘两位数、被乘数 ≥ 100" in text
-    from toyllm.checkpoint import load_model, read_checkpoint
+    from tools.checkpoint import load_model, read_checkpoint
     model = load_model(str(save))
     assert isinstance(model, TrainableLLM) and model.params.any()
     doc = read_checkpoint(str(save))
@@ -96,8 +95,8 @@ def test_ctrl_c_keeps_the_model_and_still_saves(tmp_path, monkeypatch):
     assert code == 130 and "中断" in out.getvalue() and "2 / 10" in out.getvalue() and save.exists()
 
 
-def test_module_entry_point_runs():
-    proc = subprocess.run([sys.executable, "-m", "toyllm", "train", "--iters", "2", "--n-train", "40",
+def test_script_runs():
+    proc = subprocess.run([sys.executable, "tools/train_cli.py", "--iters", "2", "--n-train", "40",
                            "--n-heldout", "20", "--batch-problems", "8"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -9,6 +9,9 @@
     bench_eval.py            评估的速度
     bench_import.py          import toyllm 的用时、包里每个模块的物理行和代码行（超过 450 行的标出来）
     codelines.py             数代码行（文档字符串、注释、空行不算）
+    train_cli.py             在命令行上用任意预设训练（选项由 RLConfig 的字段生成），可以保存模型和曲线
+    checkpoint.py            保存、读取模型和训练记录（JSON，带格式版本，原子写入；玩具和小 transformer）
+    grading.py               nbgrader 的隐藏测试按文件路径加载它给分（先核对 toyllm 没被改过）
 
 每个文件都可以在仓库根目录用 python tools/<名字>.py 运行；测试里用 import tools.<名字>。
 """

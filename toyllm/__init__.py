@@ -8,7 +8,7 @@ toyllm：第 6 讲「规模与强化学习」的课程配套包。
     也不加载 matplotlib、ipywidgets。其余的按主题放在子模块里，用到时再导入：
         toyllm.exact（路径 pass@1 和梯度）、toyllm.sampler（向量化采样）、toyllm.rl（强化学习）、
         toyllm.imitation（SFT、STaR）、toyllm.evaluation（评估）、toyllm.scaling（规模定律）、
-        toyllm.plots / toyllm.plotstyle（画图）、toyllm.widgets（小部件）、toyllm.checkpoint（保存和读取）……
+        toyllm.plots / toyllm.plotstyle（画图）、toyllm.widgets（小部件）……
     写 `import toyllm` 之后直接用 `toyllm.rl.train` 也可以：第一次用到 toyllm.rl 时才导入它（见 __getattr__）。
     速度：python tools/bench_import.py 打印导入用时。
 """

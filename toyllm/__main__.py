@@ -3,11 +3,11 @@
 
     python -m toyllm            第 6 讲的演示（训练前的情境表、pass@1、一次短训练的前后对比）
     python -m toyllm demo       同上
-    python -m toyllm train ...  用任意预设训练（REINFORCE、RLOO、GRPO、Dr. GRPO、PPO、DAPO）
     python -m toyllm doctor     检查环境（Python、依赖、字体、JupyterLab 小部件）
 
 每个子命令放在自己的模块里，这里只负责分发：只导入要运行的那一个子命令的模块
-（python -m toyllm doctor 不会导入训练引擎），所以启动快。
+（python -m toyllm doctor 不会导入训练引擎），所以启动快。用任意预设在命令行上训练的是维护者的工具
+tools/train_cli.py（不在学生的包里）。
 """
 
 import argparse
@@ -16,34 +16,23 @@ import sys
 
 COMMANDS = {
     "demo": ("toyllm.demo", "第 6 讲的演示：训练前后每个情境选 correct 的概率和 pass@1"),
-    "train": ("toyllm.train_cli", "用某个预设训练模型，打印训练过程，可以保存模型和曲线"),
     "doctor": ("toyllm.doctor", "检查学习环境是否就绪"),
 }
 
 
-def build_parser(only=None):
-    """
-    命令行参数。
-
-    【参数】only：只导入这一个子命令的模块、加它的参数（main 用它：启动时不导入别的子命令）；
-        None 时导入全部子命令的模块（测试和完整的 --help 用）
-    """
+def build_parser():
+    """命令行参数：每个子命令一个子解析器，记下它的模块（运行时才导入）。"""
     parser = argparse.ArgumentParser(prog="python -m toyllm", description="toyllm：第 6 讲「规模与强化学习」配套工具")
     sub = parser.add_subparsers(dest="command", metavar="子命令")
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(_module=module)
-        if only in (None, name):
-            add_arguments = getattr(importlib.import_module(module), "add_arguments", None)
-            if add_arguments:
-                add_arguments(p)
+        sub.add_parser(name, help=help_text, description=help_text).set_defaults(_module=module)
     return parser
 
 
 def main(argv=None):
     """python -m toyllm [子命令] [参数]：没有子命令时运行 demo；返回退出码。"""
     argv = (sys.argv[1:] if argv is None else list(argv)) or ["demo"]
-    args = build_parser(only=argv[0]).parse_args(argv)
+    args = build_parser().parse_args(argv)
     return importlib.import_module(args._module).main(args) or 0
 
 

@@ -128,11 +128,6 @@ def count_borrows(a, b):
     return _borrows(as_int("a", a), as_int("b", b))
 
 
-def digit_sum(n):
-    """各位数字之和（看绝对值），n 是整数。【例子】digit_sum(472) → 13"""
-    return _digit_sum(as_int("n", n))
-
-
 def _carries(a, b):
     a, b, carry, n = abs(a), abs(b), 0, 0
     while a or b:

@@ -22,7 +22,7 @@ def format_cell(x, digits=4):
     【返回】str
     【例子】format_cell(0.94301) → "0.9430"；format_cell(3) → "3"；format_cell(2e-5) → "2.0e-05"；format_cell(True) → "是"
     """
-    if isinstance(x, bool) or type(x).__name__ == "bool_":
+    if type(x).__name__ in ("bool", "bool_"):                 # Python 的 bool；numpy 的 bool（numpy 2 叫 bool，1.x 叫 bool_）
         return "是" if x else "否"
     if isinstance(x, numbers.Integral):
         return str(int(x))

@@ -6,13 +6,10 @@
 """
 
 import contextlib
-import math
 from collections.abc import Mapping
 
-import numpy as np
-
 from ._checks import as_int, as_list
-from .display import Table
+from .display import Table, format_cell
 from .text import display_width, pad
 
 
@@ -36,7 +33,7 @@ class History(Mapping):
     训练记录：{列名: 每次迭代一个值的 list}，外加元数据（配置、种子、有没有被中断）。
 
     【思路】它是一个只读的 Mapping，所以 hist["pass1_exact"]、list(hist)、dict(hist) 都可以直接用，
-        画图函数、保存函数（toyllm.checkpoint.save_model(..., history=hist)）也都把它当字典用。
+        画图函数、保存函数（维护者的 tools/checkpoint.py）也都把它当字典用。
         RL 的列（train 返回的）：
             iteration 第几次迭代（从 1 开始）；reward 这一次采样的平均奖励；
             pass1_exact 本次更新**之后**的模型在留出题上的路径 pass@1；pass1_sampled 这一次采样的解答里做对的比例；
@@ -126,7 +123,7 @@ class History(Mapping):
         """
         min_width = as_int("min_width", min_width, low=0)
         cols, idx = self._select(every, columns, last, rows)
-        cells = [[_fmt_cell(self._data[c][i]) for c in cols] for i in idx]
+        cells = [[format_cell(self._data[c][i]) for c in cols] for i in idx]
         heads = [self.headers.get(c, c) for c in cols]
         widths = [max([display_width(h), min_width] + [len(r[j]) for r in cells]) for j, h in enumerate(heads)]
         lines = ["  ".join(pad(h, w, "right") for h, w in zip(heads, widths))] if header else []
@@ -187,21 +184,6 @@ def stop_on_interrupt(hist, total, unit, kept, note=None):
         hist.interrupted = True
         hist.message = (f"训练被中断（KeyboardInterrupt）：完成了 {hist.n_rows} / {total} {unit}{note() if note else ''}；"
                         f"模型保留了到中断为止的{kept}。")
-
-
-def _fmt_cell(x):
-    if isinstance(x, (bool, np.bool_)):
-        return "是" if x else "否"
-    if isinstance(x, (int, np.integer)):
-        return str(int(x))
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        if not math.isfinite(x):
-            return str(x)
-        if x != 0 and abs(x) < 1e-3:
-            return f"{x:.1e}"
-        return f"{x:.4f}"
-    return str(x)
 
 
 __all__ = ["COLUMN_NAMES", "History", "UnknownColumnError", "stop_on_interrupt"]

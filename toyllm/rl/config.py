@@ -3,7 +3,7 @@ RL 的配置：所有算法都是同一个循环，一个 RLConfig 的不同取�
 
 【思路】REINFORCE、RLOO、GRPO、Dr. GRPO、PPO、DAPO 的差别只在几个选项：优势怎么算、损失怎么聚合、
     每批更新几次、裁剪区间、KL、动态采样。每个选项的中文名和说明只写一次（字段的 metadata），
-    RLConfig 的文档、预设对照表和命令行 python -m toyllm train 的帮助都从这里生成。
+    RLConfig 的文档、预设对照表和维护者的命令行 tools/train_cli.py 的帮助都从这里生成。
 """
 
 import dataclasses

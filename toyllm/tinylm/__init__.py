@@ -6,7 +6,7 @@
         逐字符读写算式，例如 "12+35=" → "47$"（$ 是结束符）。只用 numpy，float32。一个文件一件事：
             text.py      题目怎样写成文字（字表、数的写法、Example）
             layers.py    各层：每一层的前向旁边就是它的反向
-            model.py     模型、带 KV 缓存的生成（采样、贪心解码）、保存和读取
+            model.py     模型、带 KV 缓存的生成（采样、贪心解码）
             train.py     SFT，和 RL（损失的每一块都来自 toyllm.rl.losses，和玩具用同一批函数）
             analysis.py  准确率、pass@k，网络在玩具的多步题上错在哪里
     这里的名字都可以直接用：from toyllm import tinylm; tinylm.sft(...)，或 from toyllm.tinylm import TinyLM。
@@ -18,15 +18,15 @@ from ..logits import log_softmax
 from ..optim import Adam
 from .analysis import accuracy, pass_at_k_curve, step_error_table, step_errors
 from .layers import attention, attention_backward, backward, forward, layer_norm, layer_norm_backward, mlp, mlp_backward
-from .model import FORMAT, FORMAT_VERSION, TinyLM, generate, greedy, load, save
+from .model import TinyLM, generate, greedy
 from .text import (END, OP_CHARS, VOCAB, WIDTH, Example, addition_examples, answer_of, decode, encode, problem_example,
                    read_number, step_values, write_number)
 from .train import (RL_COLUMNS, TINY_DEFAULTS, batch_tokens, dlogits_from_dlogp, rl_loss_grad, rl_train, sft,
                     tiny_config, token_logprobs)
 
-__all__ = ["Adam", "END", "Example", "FORMAT", "FORMAT_VERSION", "OP_CHARS", "RL_COLUMNS", "TINY_DEFAULTS", "TinyLM",
+__all__ = ["Adam", "END", "Example", "OP_CHARS", "RL_COLUMNS", "TINY_DEFAULTS", "TinyLM",
            "VOCAB", "accuracy", "addition_examples", "answer_of", "attention", "attention_backward", "backward",
            "batch_tokens", "decode", "dlogits_from_dlogp", "encode", "forward", "generate", "greedy", "layer_norm",
-           "layer_norm_backward", "load", "log_softmax", "mlp", "mlp_backward", "one_blas_thread", "pass_at_k_curve",
-           "problem_example", "read_number", "rl_loss_grad", "rl_train", "save", "sft", "step_error_table",
+           "layer_norm_backward", "log_softmax", "mlp", "mlp_backward", "one_blas_thread", "pass_at_k_curve",
+           "problem_example", "read_number", "rl_loss_grad", "rl_train", "sft", "step_error_table",
            "step_errors", "step_values", "tiny_config", "token_logprobs", "WIDTH", "write_number"]

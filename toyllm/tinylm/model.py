@@ -1,8 +1,8 @@
 """
-小 transformer 这个模型：参数、带 KV 缓存的生成（采样和贪心解码）、保存和读取。
+小 transformer 这个模型：参数、带 KV 缓存的生成（采样和贪心解码）。
 
 【思路】全部参数在一个字典 params 里（名字 → numpy 数组）；前向在 layers.forward。生成时一个位置一个位置地往前走，
-    每个位置的 K、V 只算一次（KV 缓存）。保存用 toyllm.checkpoint 的训练记录文件，参数放在 metadata 里。
+    每个位置的 K、V 只算一次（KV 缓存）。保存和读取是维护者的工具 tools/checkpoint.py 的 save_tinylm / load_tinylm。
 """
 
 import math
@@ -11,13 +11,9 @@ import numpy as np
 
 from .._checks import as_int, as_real
 from ..blas import one_blas_thread
-from ..checkpoint import CheckpointError, read_checkpoint, save_history
 from ..logits import log_softmax, softmax
 from .layers import forward, layer_norm, mlp
 from .text import END, END_ID, VOCAB, decode, encode
-
-FORMAT, FORMAT_VERSION = "toyllm-tinylm", 1
-"""save 写的文件格式和版本（load 只认这一种）。"""
 
 
 class TinyLM:
@@ -161,54 +157,4 @@ def generate(model, prompts, temperature=1.0, rng=None):
 def greedy(model, prompts):
     """贪心解码（temperature = 0）。【例子】greedy(model, ["12+35="]) → ["47$"]（训练好以后）"""
     return generate(model, prompts, 0.0)
-
-
-# =============================================================================
-# 保存和读取：toyllm.checkpoint 的训练记录文件，参数放在 metadata 里
-# =============================================================================
-def save(model, path, history=None):
-    """
-    把模型（可选：连同训练记录）原子地存成 JSON：用 toyllm.checkpoint.save_history 写文件，
-    metadata 里是 {"format": "toyllm-tinylm", "version": 1, "config": {...}, "vocab": 字表, "params": {名字: 嵌套 list}}。
-    float32 的数按 repr 写出，读回来逐位相同。
-
-    【返回】写入的路径
-    【例子】save(model, "tiny.json", history=hist); load("tiny.json")
-    """
-    check_model(model)
-    meta = {"format": FORMAT, "version": FORMAT_VERSION, "config": model.config, "vocab": VOCAB,
-            "dtype": model.params["tok"].dtype.name, "params": {k: v.tolist() for k, v in model.params.items()}}
-    return save_history({} if history is None else history, path, metadata=meta)
-
-
-def load(path):
-    """读回 save 存的模型；不是小 transformer 的文件、版本不对、形状不对，都报带文件名的 CheckpointError。"""
-    ckpt = read_checkpoint(path)
-    meta = ckpt.metadata
-
-    def fail(problem):
-        raise CheckpointError(f"文件 {ckpt.path} 读取失败：{problem}")
-
-    if meta.get("format") != FORMAT:
-        fail(f"这不是小 transformer 的文件（metadata 里的 'format' 应该是 {FORMAT!r}，收到 {meta.get('format')!r}）")
-    if meta.get("version") != FORMAT_VERSION:
-        fail(f"小 transformer 的文件版本是 {meta.get('version')!r}，这个 toyllm 只认识版本 {FORMAT_VERSION}")
-    if meta.get("vocab") != VOCAB:
-        fail(f"字表 {meta.get('vocab')!r} 和这个 toyllm 的字表 {VOCAB!r} 不同")
-    try:
-        model = TinyLM(**meta["config"], dtype=np.dtype(meta.get("dtype", "float32")).type)
-    except (TypeError, ValueError, KeyError) as e:
-        fail(f"'config' 不对（{e}）")
-    params = meta.get("params")
-    if not isinstance(params, dict) or set(params) != set(model.params):
-        fail(f"'params' 必须恰好有这些参数：{'、'.join(model.params)}")
-    for k, v in model.params.items():
-        try:
-            arr = np.asarray(params[k], dtype=v.dtype)
-        except (TypeError, ValueError):
-            fail(f"参数 {k!r} 必须是数的嵌套列表")
-        if arr.shape != v.shape:
-            fail(f"参数 {k!r} 的形状必须是 {v.shape}，收到 {arr.shape}")
-        model.params[k] = arr
-    return model
 

@@ -79,7 +79,7 @@ def grad_log_softmax(logits, action):
 ok_step = check_grad_log_softmax(grad_log_softmax)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
 assert _g.grade("hw1", "check_grad_log_softmax", grad_log_softmax), "grad_log_softmax 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
@@ -158,7 +158,7 @@ def solution_grad(model, problem, sample):
 ok_solution = check_solution_grad(solution_grad)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
 assert _g.grade("hw1", "check_solution_grad", solution_grad), "solution_grad 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS

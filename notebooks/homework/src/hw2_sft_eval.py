@@ -79,7 +79,7 @@ def pass_at_k_unbiased(n, c, k):
 ok_passk = check_pass_at_k(pass_at_k_unbiased)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
 assert _g.grade("hw2", "check_pass_at_k", pass_at_k_unbiased), "pass_at_k_unbiased 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
@@ -150,7 +150,7 @@ def rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0):
 ok_round = check_rejection_sampling_round(rejection_sampling_round)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
 assert _g.grade("hw2", "check_rejection_sampling_round", rejection_sampling_round), "rejection_sampling_round 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS

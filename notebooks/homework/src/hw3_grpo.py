@@ -76,7 +76,7 @@ def group_advantages(rewards, group_size, eps=1e-4):
 ok_adv = check_group_advantages(group_advantages)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
 assert _g.grade("hw3", "check_group_advantages", group_advantages), "group_advantages 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
@@ -124,7 +124,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 ok_surr = check_clipped_surrogate(clipped_surrogate)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm.homework").submodule_search_locations[0] + "/grading.py")
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
 assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), "clipped_surrogate 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS

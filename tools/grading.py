@@ -1,7 +1,8 @@
 """
 自动评分的隐藏测试从这里给分：不信任学生 notebook 里的任何名字，也不信任已经导入的 toyllm 模块有没有被改过。
+老师的工具，不在学生的包里：评分在老师的仓库里运行（toyllm 用 pip install -e 装），隐藏测试在 toyllm 包旁边找到它。
 
-【思路】隐藏测试用 importlib 的 PathFinder 按文件路径重新加载这个文件（不经过 sys.modules，也不用 notebook 里
+【思路】隐藏测试按文件路径重新加载这个文件（不经过 sys.modules，也不用 notebook 里
     的名字），再调用 grade(作业, 检查名, 同学的函数)：
         1. 核对已经导入的每一个 toyllm 模块：它确实是包里那个文件；它的每个函数（和类的每个方法）的代码
            和从文件重新编译出来的一样。同学在 notebook 里写 toyllm.homework.hw3.check_x = 假的、
@@ -19,7 +20,8 @@ import sys
 import types
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1] / "toyllm"
+"""被核对的包：和这个文件在同一个仓库里的 toyllm/。"""
 _STDLIB_WRAPPERS = {Path(contextlib.__file__).resolve()}
 """标准库的装饰器（contextlib.contextmanager）生成的包装函数在这些文件里：核对时看它包着的那个函数。"""
 

@@ -1,11 +1,12 @@
 """
-python -m toyllm train：在命令行上用任意预设（和任意选项）训练一个模型。
+python tools/train_cli.py：在命令行上用任意预设（和任意选项）训练一个模型（维护者和老师做实验用，不在学生的包里；
+学生在 notebook 里调用同一个 toyllm.rl.train）。
 
-【用法】
-    python -m toyllm train --preset grpo --size 1e9 --iters 200 --seed 0
-    python -m toyllm train --preset dapo --iters 100 --plot dapo.png --save dapo_1B.json
-    python -m toyllm train --preset grpo --mu 4 --eps-high 0.28 --beta 0.04 --kl-estimator k3
-    python -m toyllm train --help          # 列出每个选项和它的默认值
+【用法】（在仓库根目录）
+    python tools/train_cli.py --preset grpo --size 1e9 --iters 200 --seed 0
+    python tools/train_cli.py --preset dapo --iters 100 --plot dapo.png --save dapo_1B.json
+    python tools/train_cli.py --preset grpo --mu 4 --eps-high 0.28 --beta 0.04 --kl-estimator k3
+    python tools/train_cli.py --help          # 列出每个选项和它的默认值
 
 【思路】选项先取预设（--preset）的值，命令行上写了的选项再覆盖它；全部交给 toyllm.rl.train（第 6 讲的同一个循环）。
     选项从 RLConfig 的字段自动生成（说明和 RLConfig 的文档同源）。终端上显示 tqdm 进度条，每隔几次迭代打印一行
@@ -16,15 +17,18 @@ python -m toyllm train：在命令行上用任意预设（和任意选项）训�
 import argparse
 import dataclasses
 import sys
+from pathlib import Path
 
-from ._checks import as_real
-from .demo import context_table
-from .exact import correct_paths
-from .problems import default_problems
-from .rl import OPTION_NAMES, PRESET_NAMES, PRESETS, RLConfig, train
-from .rl.config import format_option
-from .text import fmt_size
-from .trainable import TrainableLLM
+from toyllm._checks import as_real
+from toyllm.demo import context_table
+from toyllm.exact import correct_paths
+from toyllm.problems import default_problems
+from toyllm.rl import OPTION_NAMES, PRESET_NAMES, PRESETS, RLConfig, train
+from toyllm.rl.config import format_option
+from toyllm.text import fmt_size
+from toyllm.trainable import TrainableLLM
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # python tools/train_cli.py 时也能 import tools.checkpoint
 
 
 def _flag(field):
@@ -51,7 +55,7 @@ def _default_text(field):
 
 def add_arguments(parser):
     """
-    给 argparse 的（子）解析器加上 train 的全部选项。__main__ 的分发器调用它。
+    给 argparse 的解析器加上 train 的全部选项（build_parser 调用它）。
 
     【思路】RLConfig 的每个字段（seed 除外，它有自己的 --seed）生成一个选项：名字、类型、可选值和说明都取自字段，
         默认是 None，表示"用预设的值"；帮助里写出每个预设的默认值。RLConfig 加一个字段，这里自动多一个选项。
@@ -126,7 +130,7 @@ def plot_history(hist, path, title=None):
     import matplotlib
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
         matplotlib.use("Agg")
-    from .plots import plot_training_curves
+    from toyllm.plots import plot_training_curves
     skip = {"reward"} if (hist.config or {}).get("reward", "outcome") == "outcome" else set()   # 结果奖励 = 采样 pass@1
     columns = [c for c in ("pass1_exact", "pass1_sampled", "reward", "entropy", "kl_exact", "clip_high", "clip_low",
                            "zero_std") if c in hist and c not in skip]
@@ -139,7 +143,7 @@ def plot_history(hist, path, title=None):
 
 def main(args, out=None):
     """
-    train 子命令的主体（测试也直接调用它）。
+    命令的主体（测试也直接调用它）。
 
     【参数】args：argparse 的结果（add_arguments 定义的选项）；out：输出流，默认 sys.stdout
     【返回】退出码：0 正常结束；130 被 Ctrl+C 中断（模型照样保存 / 画图）；2 选项不合法
@@ -183,7 +187,7 @@ def main(args, out=None):
         print(hist.message, file=out)
         code = 130
     if args.save:
-        from .checkpoint import save_model
+        from tools.checkpoint import save_model
         save_model(model, args.save, history=hist.to_dict(),
                    metadata={"algorithm": args.preset, "options": cfg.to_dict(), "seed": cfg.seed, "size": size,
                              "problems": {"seed": args.problem_seed, "n_train": args.n_train,
@@ -195,3 +199,13 @@ def main(args, out=None):
         plot_history(hist, args.plot, title=f"{name}：{fmt_size(size)} 模型的训练曲线")
         print(f"训练曲线已保存到 {args.plot}", file=out)
     return code
+
+
+def build_parser():
+    """命令行参数（add_arguments 的全部选项）。"""
+    return add_arguments(argparse.ArgumentParser(prog="python tools/train_cli.py",
+                                                 description="用某个预设训练模型，打印训练过程，可以保存模型和曲线"))
+
+
+if __name__ == "__main__":
+    sys.exit(main(build_parser().parse_args()))

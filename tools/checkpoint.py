@@ -1,7 +1,8 @@
 """
-保存和读取模型、训练记录：一个人能看懂的 JSON 文件（不用 pickle）。
+保存和读取模型、训练记录：一个人能看懂的 JSON 文件（不用 pickle）。维护者的工具（tools/train_cli.py --save 用它），
+不在学生的包里：notebook 里的训练几秒钟就跑完，不用存。
 
-【思路】第 6 讲各节训练出的模型和训练记录可以存下来、重启后读回。文件是普通 JSON：{"format": "toyllm-model",
+【思路】训练出的模型（玩具的 TrainableLLM、小 transformer）和训练记录可以存下来、重启后读回。文件是普通 JSON：{"format": "toyllm-model",
     "version": 1, "toyllm_version", "class": "TrainableLLM", "size", "cot", "name", "delta": {"add 0.0": [Δ 三个数],
     ……12 个情境各一行}, "metadata": {...}, "history": {"列名": [...]}}；只存训练记录时 "format" 是 "toyllm-history"。
     浮点数按 repr 写出，读回来的 Δ 逐位相同，概率也完全一样。
@@ -20,14 +21,18 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .arithmetic import CONTEXTS
-from .toy_llm import ToyLLM
-from .trainable import TrainableLLM
+from toyllm.arithmetic import CONTEXTS
+from toyllm.tinylm import VOCAB, TinyLM
+from toyllm.tinylm.model import check_model
+from toyllm.toy_llm import ToyLLM
+from toyllm.trainable import TrainableLLM
 
 MODEL_FORMAT, HISTORY_FORMAT, FORMAT_VERSION = "toyllm-model", "toyllm-history", 1
 CONTEXT_STRINGS = {f"{op} {h:.1f}": (op, h) for op, h in CONTEXTS}
 """文件里 12 个情境的写法 → 情境，例如 "mul 2.2" → ("mul", 2.2)。"""
 _STRINGS = {key: text for text, key in CONTEXT_STRINGS.items()}
+TINYLM_FORMAT = "toyllm-tinylm"
+"""小 transformer 的文件：训练记录文件，metadata 里的 "format"（save_tinylm 写，load_tinylm 只认它和 FORMAT_VERSION）。"""
 Checkpoint = collections.namedtuple("Checkpoint", "path format model history metadata toyllm_version")
 Checkpoint.__doc__ = "read_checkpoint 的结果；model 在训练记录文件里是 None，history 没有时是 None。"
 
@@ -108,7 +113,7 @@ def _write(path, fmt, doc, history, metadata):
         if isinstance(col, (str, bytes, Mapping)) or not hasattr(col, "__iter__"):
             raise TypeError(f"history[{name!r}] 必须是一列值（list），收到 {type(col).__name__}")
     meta = getattr(history, "meta", None) if metadata is None else metadata   # History.meta 里的 NaN 存成 null
-    from . import __version__
+    from toyllm import __version__
     doc = {"format": fmt, "version": FORMAT_VERSION, "toyllm_version": __version__, **doc,
            "metadata": _to_json(meta, "metadata", metadata is None) if isinstance(meta, Mapping) else {}}
     if history is not None:
@@ -263,5 +268,56 @@ def _check(raw):
     return doc
 
 
+# =============================================================================
+# 小 transformer：训练记录文件，参数放在 metadata 里
+# =============================================================================
+def save_tinylm(model, path, history=None):
+    """
+    把模型（可选：连同训练记录）原子地存成 JSON：用 save_history 写文件，
+    metadata 里是 {"format": "toyllm-tinylm", "version": 1, "config": {...}, "vocab": 字表, "params": {名字: 嵌套 list}}。
+    float32 的数按 repr 写出，读回来逐位相同。
+
+    【返回】写入的路径
+    【例子】save_tinylm(model, "tiny.json", history=hist); load_tinylm("tiny.json")
+    """
+    check_model(model)
+    meta = {"format": TINYLM_FORMAT, "version": FORMAT_VERSION, "config": model.config, "vocab": VOCAB,
+            "dtype": model.params["tok"].dtype.name, "params": {k: v.tolist() for k, v in model.params.items()}}
+    return save_history({} if history is None else history, path, metadata=meta)
+
+
+def load_tinylm(path):
+    """读回 save_tinylm 存的小 transformer；不是小 transformer 的文件、版本不对、形状不对，都报带文件名的 CheckpointError。"""
+    ckpt = read_checkpoint(path)
+    meta = ckpt.metadata
+
+    def fail(problem):
+        raise CheckpointError(f"文件 {ckpt.path} 读取失败：{problem}")
+
+    if meta.get("format") != TINYLM_FORMAT:
+        fail(f"这不是小 transformer 的文件（metadata 里的 'format' 应该是 {TINYLM_FORMAT!r}，收到 {meta.get('format')!r}）")
+    if meta.get("version") != FORMAT_VERSION:
+        fail(f"小 transformer 的文件版本是 {meta.get('version')!r}，这个 toyllm 只认识版本 {FORMAT_VERSION}")
+    if meta.get("vocab") != VOCAB:
+        fail(f"字表 {meta.get('vocab')!r} 和这个 toyllm 的字表 {VOCAB!r} 不同")
+    try:
+        model = TinyLM(**meta["config"], dtype=np.dtype(meta.get("dtype", "float32")).type)
+    except (TypeError, ValueError, KeyError) as e:
+        fail(f"'config' 不对（{e}）")
+    params = meta.get("params")
+    if not isinstance(params, dict) or set(params) != set(model.params):
+        fail(f"'params' 必须恰好有这些参数：{'、'.join(model.params)}")
+    for k, v in model.params.items():
+        try:
+            arr = np.asarray(params[k], dtype=v.dtype)
+        except (TypeError, ValueError):
+            fail(f"参数 {k!r} 必须是数的嵌套列表")
+        if arr.shape != v.shape:
+            fail(f"参数 {k!r} 的形状必须是 {v.shape}，收到 {arr.shape}")
+        model.params[k] = arr
+    return model
+
+
 __all__ = ["CONTEXT_STRINGS", "Checkpoint", "CheckpointError", "FORMAT_VERSION", "HISTORY_FORMAT", "MODEL_FORMAT",
-           "context_string", "load_history", "load_model", "read_checkpoint", "save_history", "save_model"]
+           "TINYLM_FORMAT", "context_string", "load_history", "load_model", "load_tinylm", "read_checkpoint", "save_history",
+           "save_model", "save_tinylm"]
