@@ -36,7 +36,7 @@ from toyllm import (BUG_NAMES, CONTEXT_NAMES, PROCEDURE_NAMES, PROCEDURES, ToyLL
                     bar, context_key, evaluate, fmt_size, make_problem, make_problem_set, probs_for,
                     step_records)
 from toyllm.display import Table
-from toyllm.exact import exact_pass_at_1
+from toyllm.exact import answer_probs, exact_pass_at_1
 
 problem = make_problem(random.Random(7), 5)
 print("题目：", problem, "= ?")
@@ -138,13 +138,16 @@ print(f"\n第 2 节那道题单独的路径 pass@1：{exact_pass_at_1(model, [pr
 # %% [markdown]
 # ## 7. 模型越大，做得越好
 #
-# 模型越大，每个情境下选"正确"的 logit 越高。下面是 100M 到 1T 五种大小的路径 pass@1（同一批 100 道题）。
+# 模型越大，每个情境下选"正确"的 logit 越高。下面是 100M 到 1T 五种大小的 pass@1（同一批 100 道题）：答对的精确概率
+# （`answer_probs`，所有路径都算，也就是采样的 pass@1 在估计的那个数），和它旁边的路径 pass@1。
 #
 # 看输出：pass@1 怎样随参数量变化。这就是第 6 讲的第一个主题：**规模**。
 
 # %%
-pass1 = {size: exact_pass_at_1(ToyLLM(size), problems) for size in (1e8, 1e9, 1e10, 1e11, 1e12)}
-Table(["参数量", "路径 pass@1", ""], [[fmt_size(size), f"{p:.3f}", bar(p, 30)] for size, p in pass1.items()])
+pass1 = {size: (float(answer_probs(ToyLLM(size), problems).mean()), exact_pass_at_1(ToyLLM(size), problems))
+         for size in (1e8, 1e9, 1e10, 1e11, 1e12)}
+Table(["参数量", "pass@1（答对的概率）", "路径 pass@1", ""],
+      [[fmt_size(size), f"{q:.3f}", f"{p:.3f}", bar(q, 30)] for size, (q, p) in pass1.items()])
 
 # %% [markdown]
 # ## 8. TrainableLLM：同一个模型，但可以训练

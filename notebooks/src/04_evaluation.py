@@ -275,13 +275,13 @@ Table(["模型", "k", "推理计算量", "pass@k", "maj@k", "best-of-k（错 10%
 # ## 7. 规模：pass@1 随参数量的变化
 #
 # 模型每大 10 倍，correct 的 logit 加 $\beta = 0.9$，所以每个情境选 correct 的概率是 $\log_{10}(\text{参数量})$ 的一条 sigmoid；
-# 一道题要每一步都对，pass@1 是这些概率的乘积，随规模上升得很快。`scaling_curve` 给出 1e8 … 1e12（每半个数量级一个点）的精确值和采样估计（每道题 16 次）。
+# 一道题差不多要每一步都对，pass@1 近似是这些概率的乘积，随规模上升得很快。`scaling_curve` 给出 1e8 … 1e12（每半个数量级一个点）的精确值（答对的概率，`answer_probs`，即真正的 pass@1）和采样估计（每道题 16 次）。
 #
-# 看图：左边线（精确）和点（采样）基本一致，小模型的点略高一点 —— 就是第 3 节说的"被修好"的样本，小模型写错得多，被修好的也多；右边 12 个情境里，最难的（减法 ≥3 次借位、乘两位数且被乘数 ≥ 100）在小模型上最差，也是规模提升最多的。
+# 看图：左边线（精确）和点（采样）在误差棒里一致 —— 两者是同一个量（"被修好"的样本也算答对）；右边 12 个情境里，最难的（减法 ≥3 次借位、乘两位数且被乘数 ≥ 100）在小模型上最差，也是规模提升最多的。
 
 # %%
 scaling = scaling_curve(problems, np.random.default_rng(6), n=16)
-display(Table(["参数量", "路径 pass@1", "采样估计 ± 采样标准误"],
+display(Table(["参数量", "答对的概率（精确 pass@1）", "采样估计 ± 采样标准误"],
               [[name, e, f"{s:.4f} ± {se:.4f}"]
                for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"], scaling["sampled_se"])]))
 fig = plot_scaling(scaling)
