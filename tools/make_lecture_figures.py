@@ -207,8 +207,9 @@ def render_blocks(numbers):
     blocks["pass1_by_size"] = "\n".join(lines)
 
     t = numbers["test_time_compute"]
-    lines = [f"每道题采样 {t['n']} 次，{t['problems']} 道题。maj@k 是采样估计（± 后是标准误）。", "",
-             "| 模型 | k | 推理计算量（k × 参数量） | 路径 pass@k | maj@k |", "|---|---|---|---|---|"]
+    lines = [f"每道题采样 {t['n']} 次，{t['problems']} 道题。pass@k 是精确值：每道题 $1-(1-q)^k$（$q$ 是答对的概率，"
+             "`answer_probs`）的平均；maj@k 是采样估计（± 后是标准误）。", "",
+             "| 模型 | k | 推理计算量（k × 参数量） | pass@k（精确） | maj@k |", "|---|---|---|---|---|"]
     for row in t["rows"]:
         lines.append(f"| {fmt_size(row['size'])} | {row['k']} | {fmt_size(row['compute'])} | "
                      f"{_f(row['exact_pass_at_k'])} | {_f(row['maj_at_k'])} ± {_f(row['maj_at_k_se'])} |")
