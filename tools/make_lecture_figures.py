@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, ToyLLM, TrainableLLM, fmt_size, make_problem_set  # noqa: E402
-from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k  # noqa: E402
+from toyllm.exact import answer_probs, correct_paths, exact_pass_at_k  # noqa: E402
 from toyllm.experiments import inference_curves  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
 from toyllm.rl import default_problems, preset, train  # noqa: E402
@@ -82,10 +82,10 @@ def compute_evaluation():
     problems = lecture_problems()
     numbers, data = {}, {}
 
-    # 1. pass@1 随规模（精确值）
+    # 1. pass@1 随规模（精确值：答对的概率）
     numbers["pass1_by_size"] = [
-        {"size": s, "cot": _r(exact_pass_at_1(ToyLLM(s), problems)),
-         "no_cot": _r(exact_pass_at_1(ToyLLM(s, cot=False), problems))} for s in SIZES]
+        {"size": s, "cot": _r(answer_probs(ToyLLM(s), problems).mean()),
+         "no_cot": _r(answer_probs(ToyLLM(s, cot=False), problems).mean())} for s in SIZES]
     data["scaling"] = scaling_curve(problems, np.random.default_rng(0))
 
     # 2. 测试时计算
