@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, ToyLLM, TrainableLLM, fmt_size, make_problem_set  # noqa: E402
-from toyllm.exact import answer_probs, correct_paths, exact_pass_at_k  # noqa: E402
+from toyllm.exact import answer_pass_at_k, answer_probs, correct_paths  # noqa: E402
 from toyllm.experiments import inference_curves  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
 from toyllm.rl import default_problems, preset, train  # noqa: E402
@@ -145,8 +145,8 @@ def compute_training(data):
     numbers["sigmoid_fit"] = {"target": TARGET, "rows": curves}
 
     # 4. Yue et al.：基座 vs GRPO 之后，pass@k（精确，留出题）
-    base = exact_pass_at_k(TrainableLLM(GRPO_SIZE), heldout, YUE_KS)
-    rl = exact_pass_at_k(model, heldout, YUE_KS)
+    base = answer_pass_at_k(TrainableLLM(GRPO_SIZE), heldout, YUE_KS)
+    rl = answer_pass_at_k(model, heldout, YUE_KS)
     numbers["yue"] = {
         "size": GRPO_SIZE,
         "rows": [{"k": k, "base": _r(base[k]), "rl": _r(rl[k]), "diff": _r(base[k] - rl[k])} for k in YUE_KS],
