@@ -122,16 +122,16 @@ Table(["种子", "每一步的做法", "最终答案", ""],
 # `toyllm.exact.exact_pass_at_1` 就是这样算的。它比真正的 pass@1 略小："写错之后又被后面的错误碰巧改对"的路径不在里面。
 # 答对的精确概率（所有路径都算）是 `toyllm.exact.answer_probs`；notebook 04 算出两者差多少，讲义 §2.3 说明梯度推导为什么用走对路径的概率。
 #
-# 看输出：采样的估计和精确值相差多少，和标准误差比是大还是小。差别来自采样的随机性。
+# 看输出：采样的估计和精确值（答对的概率，采样估计的就是它）相差多少，和标准误差比是大还是小。差别来自采样的随机性。
 
 # %%
 problems = make_problem_set(random.Random(0), 100, 3, 8)
 n = 4
 sampled = evaluate(model, problems, random.Random(1), n=n)[1]
-exact = exact_pass_at_1(model, problems)
+exact = float(answer_probs(model, problems).mean())
 se = (sampled * (1 - sampled) / (len(problems) * n)) ** 0.5
 print(f"{len(problems)} 道题（3~8 步），每道采样 {n} 次：pass@1 ≈ {sampled:.3f}（标准误差约 {se:.3f}）")
-print(f"精确值：{exact:.3f}")
+print(f"精确值（答对的概率）：{exact:.3f}；路径 pass@1：{exact_pass_at_1(model, problems):.3f}")
 print(f"相差：{abs(sampled - exact):.3f}")
 print(f"\n第 2 节那道题单独的路径 pass@1：{exact_pass_at_1(model, [problem]):.3f}")
 

@@ -32,7 +32,7 @@ from toyllm import ToyLLM, make_problem_set, pass_at_k
 from toyllm.display import Table
 from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, draw_samples, maj_at_k, maj_vote, pass_at_k_sampled,
                                verify)
-from toyllm.exact import answer_probs, exact_pass_at_1, exact_pass_at_k
+from toyllm.exact import answer_pass_at_k, answer_probs, exact_pass_at_1
 from toyllm.experiments import compare_exact_sampled, evaluate_sampled, inference_curves
 from toyllm.plots import plot_exact_vs_sampled, plot_pass_at_k, plot_scaling, plot_test_time_compute
 from toyllm.plotstyle import use_chinese_font
@@ -51,14 +51,15 @@ print(f"{len(problems)} 道题；模型：{small.name} 和 {large.name}")
 #
 # $$p = \prod_t s_t, \qquad \text{pass@}k = 1-(1-p)^k .$$
 #
-# （$k$ 次独立采样全错的概率是 $(1-p)^k$。）对题目取平均就是模型的 pass@k。`exact_pass_at_k` 一次算出多个 $k$。
+# （$k$ 次独立采样全错的概率是 $(1-p)^k$。）对题目取平均就是模型的路径 pass@k（`exact_pass_at_k`）。$p$ 没有算"写错后又被修好"的路径，
+# 所以真正**答对**的概率 $q$ 比 $p$ 略大（第 3 节算出差多少）；同一个公式用 $q$，$1-(1-q)^k$ 的平均就是精确的 pass@k：`answer_pass_at_k`，下表用它，一次算出多个 $k$。
 #
 # 看输出：pass@k 随 $k$ 上升得多快；1B 在 $k$ 多大时超过 10B 的 pass@1。
 
 # %%
 ks = (1, 2, 4, 8, 16, 32, 64)
-exact_small = exact_pass_at_k(small, problems, ks)
-exact_large = exact_pass_at_k(large, problems, ks)
+exact_small = answer_pass_at_k(small, problems, ks)
+exact_large = answer_pass_at_k(large, problems, ks)
 display(Table(["k", small.name, large.name], [[k, exact_small[k], exact_large[k]] for k in ks]))
 first = next(k for k in ks if exact_small[k] > exact_large[1])
 print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超过 {large.name} 的 pass@1 = {exact_large[1]:.4f}")
@@ -164,16 +165,16 @@ Table(["k", "精确", "无偏估计 ± 题目层面标准误", "朴素估计"],
       [[k, exact_small[k], f"{est:.4f}", float(np.mean(1 - (1 - c / 16) ** k))] for k, est in unbiased.items()])
 
 # %% [markdown]
-# **为什么 $k = 16$ 是"1.0000 ± 0.0000"，而精确值是 0.9931？** $k = n = 16$ 时，一道题的无偏估计只有两个值：16 个样本里至少有一个对就是 1，一个都没对就是 0。
+# **为什么 $k = 16$ 是"1.0000 ± 0.0000"，而精确值小于 1？** $k = n = 16$ 时，一道题的无偏估计只有两个值：16 个样本里至少有一个对就是 1，一个都没对就是 0。
 # 这 100 道题恰好每道都至少对了一次，所以每道题的分数都是 1：平均是 1，分数之间没有差别，标准误（由样本算出来的）就是 0。
-# 标准误是 0 不等于估计没有误差。"每道题都至少对一次"本身是运气：按精确概率，预期有 $\sum_i (1-p_i)^{16}$ 道题 16 次全错，
-# 一道都没有的概率是 $\prod_i \big[1-(1-p_i)^{16}\big]$。$k$ 接近 $n$ 时，由样本算出的标准误靠不住；要估计大 $k$ 的 pass@k，得让 $n$ 比 $k$ 大得多。
+# 标准误是 0 不等于估计没有误差。"每道题都至少对一次"本身是运气：按答对的精确概率 $q_i$，预期有 $\sum_i (1-q_i)^{16}$ 道题 16 次全错，
+# 一道都没有的概率是 $\prod_i \big[1-(1-q_i)^{16}\big]$。$k$ 接近 $n$ 时，由样本算出的标准误靠不住；要估计大 $k$ 的 pass@k，得让 $n$ 比 $k$ 大得多。
 #
 # 看输出：预期全错的题数，和一道都没有的概率。
 
 # %%
-p_each = exact_pass_at_1(small, problems, per_problem=True)
-print(f"预期 16 次全错的题：{np.sum((1 - p_each) ** 16):.2f} 道；一道都没有的概率：{np.prod(1 - (1 - p_each) ** 16):.2f}")
+q_each = answer_probs(small, problems)
+print(f"预期 16 次全错的题：{np.sum((1 - q_each) ** 16):.2f} 道；一道都没有的概率：{np.prod(1 - (1 - q_each) ** 16):.2f}")
 
 # %% [markdown]
 # 画成 pass@k 曲线：实线是精确值，带误差棒的是无偏估计。
