@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from toyllm import (CONTEXTS, Problem, Step, ToyLLM, TrainableLLM, add_grad, bug_bites, make_problem_set, pass_at_k,
                     step_hardness)
-from toyllm.exact import (answer_probs, correct_paths, exact_entropy, exact_pass_at_1, exact_pass_at_k, expected_reward,
-                          grad_expected_reward, log_expected_reward, mean_log_reward, path_probs)
+from toyllm.exact import (answer_pass_at_k, answer_probs, correct_paths, exact_entropy, exact_pass_at_1, exact_pass_at_k,
+                          expected_reward, grad_expected_reward, log_expected_reward, mean_log_reward, path_probs)
 from toyllm.gradcheck import finite_difference_grad, objective_function
 from toyllm.policy import prob_table
 from toyllm.arithmetic import apply_op
@@ -70,6 +70,11 @@ def test_pass_at_k_formula(problems):
     assert exact_pass_at_k(model, problems, 8) == out[8]
     assert np.allclose(exact_pass_at_k(model, problems, 8, per_problem=True), 1 - (1 - p) ** 8)
     assert out[1] < out[2] < out[8] < out[100] <= 1.0
+    q = answer_probs(model, problems[:30])
+    true = answer_pass_at_k(model, problems[:30], (1, 8))             # 同一个公式，用答对的概率 q
+    assert true[1] == pytest.approx(float(q.mean()), rel=1e-12)
+    assert true[8] == pytest.approx(float(np.mean(1 - (1 - q) ** 8)), rel=1e-12)
+    assert true[8] >= exact_pass_at_k(model, problems[:30], 8)
 
 
 def test_unbiased_estimator_has_exact_expectation(problems):

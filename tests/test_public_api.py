@@ -338,6 +338,8 @@ CASES = [
                    "log_expected_reward", "mean_log_reward")],
     Case("exact.exact_pass_at_k", lambda: dict(model=_model(), problems=_problems(), k=[1, 2]),
          {"model": "model", "problems": "problems", "k": "ks", "temperature": "temperature"}),
+    Case("exact.answer_pass_at_k", lambda: dict(model=_model(), problems=_problems(), k=[1, 2]),
+         {"model": "model", "problems": "problems", "k": "ks", "temperature": "temperature"}),
     Case("evaluation.draw_samples", lambda: dict(model=_model(), problems=_problems(), n=2, rng=np.random.default_rng(0)),
          {"model": "model", "problems": "problems", "n": "count", "rng": "nprng", "temperature": "temperature"}),
     Case("evaluation.pass_at_k_sampled", lambda: dict(samples=_samples()), {"samples": "problems", "ks": "ks"}),

@@ -462,7 +462,7 @@ def test_history_is_a_mapping_with_a_chinese_table(problems):
     assert list(hist)[:3] == ["iteration", "reward", "pass1_exact"] and dict(hist)["samples"][-1] == 4 * 256
     assert hist.config == preset("grpo", iterations=4).to_dict() and hist.seed == 0
     table = hist.to_table(every=2)
-    assert "精确pass@1" in table and "迭代" in table and len(table.splitlines()) == 1 + 2 + 1
+    assert "路径pass@1" in table and "迭代" in table and len(table.splitlines()) == 1 + 2 + 1
     assert hist.last()["iteration"] == 4
     with pytest.raises(ValueError, match="没有这一列"):
         hist.to_table(columns=["nope"])

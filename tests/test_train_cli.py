@@ -51,7 +51,7 @@ def test_train_prints_tables_and_saves_and_plots(tmp_path):
                           "--save", str(save), "--plot", str(plot)), out=out)
     text = out.getvalue()
     assert code == 0
-    assert "精确pass@1" in text and "\r训练" in text and "/6 [" in text  # 表格 + tqdm 进度条
+    assert "路径pass@1" in text and "\r训练" in text and "/6 [" in text  # 表格 + tqdm 进度条
     assert "训练前后每个情境选 correct 的概率" in text and "乘两位数、被乘数 ≥ 100" in text
     from tools.checkpoint import load_model, read_checkpoint
     model = load_model(str(save))

@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, ToyLLM, TrainableLLM, fmt_size, make_problem_set  # noqa: E402
-from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k  # noqa: E402
+from toyllm.exact import answer_pass_at_k, answer_probs, correct_paths  # noqa: E402
 from toyllm.experiments import inference_curves  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
 from toyllm.rl import default_problems, preset, train  # noqa: E402
@@ -82,10 +82,10 @@ def compute_evaluation():
     problems = lecture_problems()
     numbers, data = {}, {}
 
-    # 1. pass@1 随规模（精确值）
+    # 1. pass@1 随规模（精确值：答对的概率）
     numbers["pass1_by_size"] = [
-        {"size": s, "cot": _r(exact_pass_at_1(ToyLLM(s), problems)),
-         "no_cot": _r(exact_pass_at_1(ToyLLM(s, cot=False), problems))} for s in SIZES]
+        {"size": s, "cot": _r(answer_probs(ToyLLM(s), problems).mean()),
+         "no_cot": _r(answer_probs(ToyLLM(s, cot=False), problems).mean())} for s in SIZES]
     data["scaling"] = scaling_curve(problems, np.random.default_rng(0))
 
     # 2. 测试时计算
@@ -145,8 +145,8 @@ def compute_training(data):
     numbers["sigmoid_fit"] = {"target": TARGET, "rows": curves}
 
     # 4. Yue et al.：基座 vs GRPO 之后，pass@k（精确，留出题）
-    base = exact_pass_at_k(TrainableLLM(GRPO_SIZE), heldout, YUE_KS)
-    rl = exact_pass_at_k(model, heldout, YUE_KS)
+    base = answer_pass_at_k(TrainableLLM(GRPO_SIZE), heldout, YUE_KS)
+    rl = answer_pass_at_k(model, heldout, YUE_KS)
     numbers["yue"] = {
         "size": GRPO_SIZE,
         "rows": [{"k": k, "base": _r(base[k]), "rl": _r(rl[k]), "diff": _r(base[k] - rl[k])} for k in YUE_KS],
@@ -207,8 +207,9 @@ def render_blocks(numbers):
     blocks["pass1_by_size"] = "\n".join(lines)
 
     t = numbers["test_time_compute"]
-    lines = [f"每道题采样 {t['n']} 次，{t['problems']} 道题。maj@k 是采样估计（± 后是标准误）。", "",
-             "| 模型 | k | 推理计算量（k × 参数量） | 路径 pass@k | maj@k |", "|---|---|---|---|---|"]
+    lines = [f"每道题采样 {t['n']} 次，{t['problems']} 道题。pass@k 是精确值：每道题 $1-(1-q)^k$（$q$ 是答对的概率，"
+             "`answer_probs`）的平均；maj@k 是采样估计（± 后是标准误）。", "",
+             "| 模型 | k | 推理计算量（k × 参数量） | pass@k（精确） | maj@k |", "|---|---|---|---|---|"]
     for row in t["rows"]:
         lines.append(f"| {fmt_size(row['size'])} | {row['k']} | {fmt_size(row['compute'])} | "
                      f"{_f(row['exact_pass_at_k'])} | {_f(row['maj_at_k'])} ± {_f(row['maj_at_k_se'])} |")

@@ -309,7 +309,7 @@ def exact_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
         k：一个正整数，或一串正整数（例如 (1, 2, 4, 8)）；temperature：≥ 0；per_problem：True 时返回每道题的值
     【返回】k 是整数时：float（per_problem=True 时是 (P,) 数组）；k 是一串整数时：{k: 上面那样的值}
     【边界】和 exact_pass_at_1 一样，没有算"写错后又被修好"的路径，所以比真正的 pass@k 略小（想要答对的精确概率，
-        把 answer_probs 的结果 q 代进 1 − (1 − q)^k）。k 没有上限（精确值不需要 k ≤ n）。
+        见 answer_pass_at_k）。k 没有上限（精确值不需要 k ≤ n）。
     【例子】exact_pass_at_k(ToyLLM(1e9), problems, 1) 等于 exact_pass_at_1(ToyLLM(1e9), problems)；
         exact_pass_at_k(ToyLLM(1e9), problems, (1, 8)) → {1: p1, 8: p8}（p1 ≤ p8；数值见 notebook 04）
     【Python 小知识】1 − (1 − p)^k 在 p 很小时会损失精度，np.expm1(k · np.log1p(−p)) 是同一个数的精确写法。
@@ -317,6 +317,17 @@ def exact_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
     ks, single = _as_ks(k)
     return _pass_at_ks(exact_pass_at_1(model, _as_paths(problems), temperature, per_problem=True), ks, single,
                        per_problem)
+
+
+def answer_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
+    """
+    精确的 pass@k：每道题 1 − (1 − q)^k（q = 答对的概率，answer_probs），再对题目取平均 —— 采样的 pass@k 估计的就是它。
+
+    【参数】【返回】同 exact_pass_at_k，只是 problems 必须是 list of Problem（不接受 CorrectPaths，见 answer_probs）。
+    【例子】answer_pass_at_k(ToyLLM(1e9), problems, (1, 8)) → {1: q1, 8: q8}，q1 ≥ exact_pass_at_1(ToyLLM(1e9), problems)
+    """
+    ks, single = _as_ks(k)
+    return _pass_at_ks(answer_probs(model, problems, temperature), ks, single, per_problem)
 
 
 def _pass_at_ks(p, ks, single, per_problem):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ._checks import as_int, as_real
 from .estimators import LEVEL, Estimate, make_estimate, sampling_stderr
 from .evaluation import best_of_k, default_ks, draw_samples, maj_at_k, mean_best_worst, pass_at_k_sampled
-from .exact import answer_probs, exact_pass_at_1, exact_pass_at_k
+from .exact import answer_pass_at_k, answer_probs, exact_pass_at_1
 from .sampler import prepare_problems
 from .text import pad
 
@@ -166,7 +166,8 @@ def inference_curves(models, problems, n, rng, ks=None, temperature=1.0, verifie
          "models": [{"name", "size", "cot",
                      "exact_pass_at_k", "pass_at_k", "pass_at_k_se", "maj_at_k", "maj_at_k_se",
                      "best_of_k", "best_of_k_se", "best_of_k_noisy", "best_of_k_noisy_se"}, ...]}
-        每个列表和 "ks" 一样长；*_se 是标准误（题目层面）。
+        每个列表和 "ks" 一样长；*_se 是标准误（题目层面）；exact_pass_at_k 是精确的 pass@k
+        （exact.answer_pass_at_k：由答对的概率 q 算 1 − (1 − q)^k），采样的 pass@k 估计的就是它。
     【例子】data = inference_curves([ToyLLM(1e9), ToyLLM(1e11)], problems, 32, np.random.default_rng(0))；
         plots.plot_test_time_compute(data)
     """
@@ -177,7 +178,7 @@ def inference_curves(models, problems, n, rng, ks=None, temperature=1.0, verifie
     for model in models:
         ev = evaluate_sampled(model, problems, n, rng, ks, temperature, verifier_error, subsets, level)
         ks_out = list(ev.ks)
-        exact = exact_pass_at_k(model, problems, ev.ks, temperature)
+        exact = answer_pass_at_k(model, problems, ev.ks, temperature)
         row = {"name": ev.name, "size": float(model.size), "cot": bool(model.cot),
                "exact_pass_at_k": [exact[k] for k in ev.ks]}
         for key, d in (("pass_at_k", ev.pass_at_k), ("maj_at_k", ev.maj_at_k), ("best_of_k", ev.best_of_k),

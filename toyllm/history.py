@@ -21,7 +21,7 @@ class UnknownColumnError(KeyError):
 
 
 COLUMN_NAMES = {
-    "iteration": "迭代", "round": "轮次", "reward": "平均奖励", "pass1_exact": "精确pass@1",
+    "iteration": "迭代", "round": "轮次", "reward": "平均奖励", "pass1_exact": "路径pass@1",
     "pass1_sampled": "采样pass@1", "entropy": "熵", "kl_est": "KL估计", "kl_exact": "KL精确",
     "clip_low": "裁剪·低", "clip_high": "裁剪·高", "zero_std": "零方差组", "groups": "训练组数",
     "grad_norm": "梯度范数", "loss": "损失", "samples": "已采样", "kept": "保留", "rationalized": "提示后做对",

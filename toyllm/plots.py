@@ -172,7 +172,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
     【思路】by="metric"：三张小图 pass@k / maj@k / best-of-k（有噪声的验证器），每张里每个模型一条线 ——
         看"小模型多采样"能不能追上大模型；by="model"：每个模型一张小图，里面是三种用法 —— 看同样多的样本，
         有完美验证器、只能投票、验证器会出错，差多少。精确验证器的 best-of-k 和 pass@k 完全相同，所以不再单独画。
-        虚线是路径 pass@k = 1 − (1 − p)^k，误差棒是 95% 置信区间。
+        虚线是精确的 pass@k = 1 − (1 − q)^k（q 是答对的概率），误差棒是 95% 置信区间。
     【参数】data：inference_curves 的返回值；by："metric" 或 "model"；title：总标题（默认自动生成；给了 axes 时不画）；
         axes：画到已有的坐标轴上（至少和小图一样多：by="metric" 时 3 个，by="model" 时每个模型 1 个）
     【返回】画了图的 Axes 的 numpy 数组（每张小图一个）
@@ -198,7 +198,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
             m = panel
             for i, (key, name) in enumerate(metrics):
                 _errorbar(ax, ks, m[key], m[key + "_se"], color=f"C{i}", label=name)
-            ax.plot(ks, m["exact_pass_at_k"], ls="--", color="k", alpha=0.6, label="路径 pass@k")
+            ax.plot(ks, m["exact_pass_at_k"], ls="--", color="k", alpha=0.6, label="精确 pass@k")
             ax.set_title(_model_label(m))
         log2_axis(ax, ks)
         ax.set(ylim=(0, 1.05), xlabel="k（每道题的样本数）")
@@ -206,7 +206,7 @@ def plot_test_time_compute(data, by="metric", title=None, axes=None):
         ax.legend(loc="lower right")
     axes[0].set_ylabel("准确率")
     if fig is not None:
-        fig.suptitle(title or f"测试时计算：每道题花 k 个样本（{data.get('problems', '?')} 道题，虚线为路径 pass@k）")
+        fig.suptitle(title or f"测试时计算：每道题花 k 个样本（{data.get('problems', '?')} 道题，虚线为精确 pass@k）")
         _tight_with_suptitle(fig)
     return axes
 

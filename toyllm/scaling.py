@@ -29,7 +29,7 @@ import numpy as np
 from ._checks import as_bool, as_int, as_list, as_real
 from .arithmetic import CONTEXT_NAMES, CONTEXTS
 from .estimators import LEVEL, sampling_stderr
-from .exact import correct_paths, exact_pass_at_1, path_probs
+from .exact import answer_probs, correct_paths, path_probs
 from .policy import prob_table
 from .sampler import prepare_problems, sample_rollouts
 from .text import fmt_size
@@ -241,8 +241,9 @@ def scaling_curve(problems, rng, sizes=SCALING_SIZES, n=16, cot=True, temperatur
     """
     规模曲线：pass@1 随参数量（1e8 … 1e12）怎么变，精确值和采样估计；以及每个情境选 correct 的概率。
 
-    【思路】ToyLLM 的 correct logit 随 log10(参数量) 线性上升，pass@1 是每一步做对的概率的乘积，
-        所以它随 log(参数量) 画出一条 S 形曲线。每个情境单独看：π(correct | 情境) 是一条 sigmoid。
+    【思路】ToyLLM 的 correct logit 随 log10(参数量) 线性上升，pass@1 差不多是每一步做对的概率的乘积，
+        所以它随 log(参数量) 画出一条 S 形曲线。精确值是答对的概率（exact.answer_probs 的平均，真正的 pass@1），
+        和采样的 pass@1（最终答案对的比例）估计的是同一个数。每个情境单独看：π(correct | 情境) 是一条 sigmoid。
         采样版本的每个情境：在模型自己走过的所有步里，落在这个情境、并且选了 correct 的比例
         （模型做错以后会走到别的情境，所以和精确值略有不同；没有思维链时还和步号有关，精确值取正确路径上的平均）。
     【参数】problems；rng：numpy.random.Generator；sizes：参数量的列表；n：每道题的样本数（≥ 2）；
@@ -271,7 +272,7 @@ def scaling_curve(problems, rng, sizes=SCALING_SIZES, n=16, cot=True, temperatur
         model = ToyLLM(size, cot=cot)
         r = sample_rollouts(model, batch, n, rng, temperature)
         correct = r.correct.reshape(len(problems), n)
-        out["exact"].append(exact_pass_at_1(model, paths, temperature))
+        out["exact"].append(float(answer_probs(model, batch, temperature).mean()))
         out["sampled"].append(float(correct.mean()))
         out["sampled_se"].append(sampling_stderr(correct))
         if cot:

@@ -30,7 +30,7 @@ import numpy as np
 from ._checks import as_choice, as_int, as_real
 from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, make_problem_set
 from .estimators import pass_at_k
-from .exact import exact_pass_at_k, grad_expected_reward
+from .exact import answer_pass_at_k, grad_expected_reward
 from .sampler import sample_rollouts
 from .plotstyle import given_axes
 from .plots import (ESTIMATOR_NAMES, plot_context_bars, plot_gradient_estimates, plot_pass_at_k_estimates,
@@ -153,7 +153,7 @@ def _passk_args(size, n, temperature, estimator, repeats, n_problems, seed, pass
 def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both", repeats=50, n_problems=40,
                               seed=0, pass_at_k_fn=None, axes=None):
     """
-    作业二的面板：从 n 份样本估计 pass@k（k = 1, 2, 4, … ≤ n），和精确值 1 − (1 − p)^k 比较。
+    作业二的面板：从 n 份样本估计 pass@k（k = 1, 2, 4, … ≤ n），和精确值 1 − (1 − q)^k（q = 答对的概率）比较。
 
     【思路】每道题采 n 份，数出做对的 c 份，用两种方法估计 pass@k：
             无偏：1 − C(n − c, k) / C(n, k)（Chen et al. 2021；"不放回地挑 k 份"）
@@ -173,7 +173,7 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
     ks = sorted({k for k in (1, 2, 4, 8, 16, 32, 64) if k <= n} | {n})
     model = TrainableLLM(size)
     problems = make_problem_set(random.Random(seed), n_problems, 3, 8)
-    exact = exact_pass_at_k(model, problems, ks, temperature)
+    exact = answer_pass_at_k(model, problems, ks, temperature)
     roll = sample_rollouts(model, problems, n * repeats, np.random.default_rng(seed), temperature)
     counts = roll.correct.reshape(n_problems, repeats, n).sum(axis=2)            # (P, R)
     table = {(c, k): float(fn(n, int(c), k)) for c in np.unique(counts) for k in ks}

@@ -36,7 +36,7 @@ from toyllm import (BUG_NAMES, CONTEXT_NAMES, PROCEDURE_NAMES, PROCEDURES, ToyLL
                     bar, context_key, evaluate, fmt_size, make_problem, make_problem_set, probs_for,
                     step_records)
 from toyllm.display import Table
-from toyllm.exact import exact_pass_at_1
+from toyllm.exact import answer_probs, exact_pass_at_1
 
 problem = make_problem(random.Random(7), 5)
 print("题目：", problem, "= ?")
@@ -122,29 +122,32 @@ Table(["种子", "每一步的做法", "最终答案", ""],
 # `toyllm.exact.exact_pass_at_1` 就是这样算的。它比真正的 pass@1 略小："写错之后又被后面的错误碰巧改对"的路径不在里面。
 # 答对的精确概率（所有路径都算）是 `toyllm.exact.answer_probs`；notebook 04 算出两者差多少，讲义 §2.3 说明梯度推导为什么用走对路径的概率。
 #
-# 看输出：采样的估计和精确值相差多少，和标准误差比是大还是小。差别来自采样的随机性。
+# 看输出：采样的估计和精确值（答对的概率，采样估计的就是它）相差多少，和标准误差比是大还是小。差别来自采样的随机性。
 
 # %%
 problems = make_problem_set(random.Random(0), 100, 3, 8)
 n = 4
 sampled = evaluate(model, problems, random.Random(1), n=n)[1]
-exact = exact_pass_at_1(model, problems)
+exact = float(answer_probs(model, problems).mean())
 se = (sampled * (1 - sampled) / (len(problems) * n)) ** 0.5
 print(f"{len(problems)} 道题（3~8 步），每道采样 {n} 次：pass@1 ≈ {sampled:.3f}（标准误差约 {se:.3f}）")
-print(f"精确值：{exact:.3f}")
+print(f"精确值（答对的概率）：{exact:.3f}；路径 pass@1：{exact_pass_at_1(model, problems):.3f}")
 print(f"相差：{abs(sampled - exact):.3f}")
 print(f"\n第 2 节那道题单独的路径 pass@1：{exact_pass_at_1(model, [problem]):.3f}")
 
 # %% [markdown]
 # ## 7. 模型越大，做得越好
 #
-# 模型越大，每个情境下选"正确"的 logit 越高。下面是 100M 到 1T 五种大小的路径 pass@1（同一批 100 道题）。
+# 模型越大，每个情境下选"正确"的 logit 越高。下面是 100M 到 1T 五种大小的 pass@1（同一批 100 道题）：答对的精确概率
+# （`answer_probs`，所有路径都算，也就是采样的 pass@1 在估计的那个数），和它旁边的路径 pass@1。
 #
 # 看输出：pass@1 怎样随参数量变化。这就是第 6 讲的第一个主题：**规模**。
 
 # %%
-pass1 = {size: exact_pass_at_1(ToyLLM(size), problems) for size in (1e8, 1e9, 1e10, 1e11, 1e12)}
-Table(["参数量", "路径 pass@1", ""], [[fmt_size(size), f"{p:.3f}", bar(p, 30)] for size, p in pass1.items()])
+pass1 = {size: (float(answer_probs(ToyLLM(size), problems).mean()), exact_pass_at_1(ToyLLM(size), problems))
+         for size in (1e8, 1e9, 1e10, 1e11, 1e12)}
+Table(["参数量", "pass@1（答对的概率）", "路径 pass@1", ""],
+      [[fmt_size(size), f"{q:.3f}", f"{p:.3f}", bar(q, 30)] for size, (q, p) in pass1.items()])
 
 # %% [markdown]
 # ## 8. TrainableLLM：同一个模型，但可以训练

@@ -27,7 +27,7 @@ from toyllm import (ALPHA, BETA, BUG_NAMES, CONTEXT_NAMES, CONTEXTS, LOGIT_BUG, 
                     OP_NAMES, OP_SYMBOLS, OPS, PROCEDURE_NAMES, PROCEDURES, REF_SIZE, ToyLLM, apply_op, bar,
                     bug_bites, fmt_size, make_problem_set, pad, step_hardness)
 from toyllm.display import Table
-from toyllm.exact import exact_pass_at_1
+from toyllm.exact import answer_probs, exact_pass_at_1
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
 
@@ -168,7 +168,8 @@ Table(["情境"] + [fmt_size(s) for s in SIZES] + ["1B"],
 # %% [markdown]
 # 注意"做对一步"不只是选了 correct：如果这一步的错误观念不咬人，选 bug 也会写下正确的值。
 # 所以沿正确路径算，一步做对的概率是 $\pi(\text{correct}\mid c) + \pi(\text{bug}\mid c)\cdot\mathbb{1}[\text{不咬人}]$；
-# 各步相乘，就是 `exact_pass_at_1` 算的"全对"的概率。
+# 各步相乘，就是 `exact_pass_at_1` 算的"全对"的概率（"路径 pass@1"）。它比答对的概率略小：写错以后又被后面的错误碰巧改对的路径
+# 不在里面。答对的精确概率是 `answer_probs`（所有路径都算），也就是采样的 pass@1 估计的那个数。
 
 # %% [markdown]
 # ## 5. 思维链：有没有"草稿纸"
@@ -187,7 +188,8 @@ Table(["第几步（从 0 数）"] + [str(i) for i in range(8)],
       title=f"情境：{CONTEXT_NAMES[key]}，1B 模型")
 
 # %% [markdown]
-# 再看整道题：对 1 到 10 步的题，各出 300 道，分别算有、没有思维链时的路径 pass@1。
+# 再看整道题：对 1 到 10 步的题，各出 300 道，分别算有、没有思维链时的路径 pass@1（每步做对的概率的乘积，正好显出
+# 每一步的损失怎样累积；答对的概率只比它略高，而长题上 `answer_probs` 要慢得多）。
 #
 # 看输出和图：步数少时两条线几乎重合，步数一多，没有思维链的线掉得快得多。
 
@@ -229,7 +231,7 @@ Table(["温度 T"] + [PROCEDURE_NAMES[p] for p in PROCEDURES],
       title="47 × 12，1B 模型")
 
 # %% [markdown]
-# 温度也改变整批题的 pass@1。下面是三种大小的模型在 100 道 3~8 步的题上、不同温度下的路径 pass@1。
+# 温度也改变整批题的 pass@1。下面是三种大小的模型在 100 道 3~8 步的题上、不同温度下的 pass@1（答对的精确概率）。
 #
 # 看输出：温度越低，pass@1 越高。$T = 0$ 时 1B 和 10B 模型的 pass@1 是多少？
 # 原因在输出的最后几行：对它们来说，每个情境里 correct 都是最可能的做法，贪心每一步都选 correct。
@@ -239,7 +241,7 @@ Table(["温度 T"] + [PROCEDURE_NAMES[p] for p in PROCEDURES],
 problems = make_problem_set(random.Random(0), 100, 3, 8)
 temps = (0, 0.25, 0.5, 1, 1.5, 2)
 display(Table(["模型"] + [f"T={T}" for T in temps],
-              [[fmt_size(size)] + [f"{exact_pass_at_1(ToyLLM(size), problems, temperature=T):.3f}" for T in temps]
+              [[fmt_size(size)] + [f"{answer_probs(ToyLLM(size), problems, temperature=T).mean():.3f}" for T in temps]
                for size in (1e8, 1e9, 1e10)]))
 print("correct 不是最可能的做法的情境（贪心在这些情境里不选 correct）：")
 for size in (1e8, 1e9, 1e10):

@@ -241,7 +241,7 @@ for restart in (False, True):
 rows = [[0, 0, "", f"{start_pass:.4f}", "", f"{start_pass:.4f}"]]
 rows += [[i + 1, ei[False]["samples"][i], ei[False]["kept"][i], f"{ei[False]['pass1_exact'][i]:.4f}",
           ei[True]["kept"][i], f"{ei[True]['pass1_exact'][i]:.4f}"] for i in range(rounds)]
-Table(["轮次", "累计样本", "继续：保留", "继续：pass@1", "从头：保留", "从头：pass@1"], rows)
+Table(["轮次", "累计样本", "继续：保留", "继续：路径 pass@1", "从头：保留", "从头：路径 pass@1"], rows)
 
 # %% [markdown]
 # 看上表：继续训练时，pass@1 一轮比一轮高，留下的样本也越来越多；每轮从头开始时，第一轮以后几乎不再上升。

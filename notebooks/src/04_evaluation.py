@@ -32,7 +32,7 @@ from toyllm import ToyLLM, make_problem_set, pass_at_k
 from toyllm.display import Table
 from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, draw_samples, maj_at_k, maj_vote, pass_at_k_sampled,
                                verify)
-from toyllm.exact import answer_probs, exact_pass_at_1, exact_pass_at_k
+from toyllm.exact import answer_pass_at_k, answer_probs, exact_pass_at_1
 from toyllm.experiments import compare_exact_sampled, evaluate_sampled, inference_curves
 from toyllm.plots import plot_exact_vs_sampled, plot_pass_at_k, plot_scaling, plot_test_time_compute
 from toyllm.plotstyle import use_chinese_font
@@ -51,14 +51,15 @@ print(f"{len(problems)} 道题；模型：{small.name} 和 {large.name}")
 #
 # $$p = \prod_t s_t, \qquad \text{pass@}k = 1-(1-p)^k .$$
 #
-# （$k$ 次独立采样全错的概率是 $(1-p)^k$。）对题目取平均就是模型的 pass@k。`exact_pass_at_k` 一次算出多个 $k$。
+# （$k$ 次独立采样全错的概率是 $(1-p)^k$。）对题目取平均就是模型的路径 pass@k（`exact_pass_at_k`）。$p$ 没有算"写错后又被修好"的路径，
+# 所以真正**答对**的概率 $q$ 比 $p$ 略大（第 3 节算出差多少）；同一个公式用 $q$，$1-(1-q)^k$ 的平均就是精确的 pass@k：`answer_pass_at_k`，下表用它，一次算出多个 $k$。
 #
 # 看输出：pass@k 随 $k$ 上升得多快；1B 在 $k$ 多大时超过 10B 的 pass@1。
 
 # %%
 ks = (1, 2, 4, 8, 16, 32, 64)
-exact_small = exact_pass_at_k(small, problems, ks)
-exact_large = exact_pass_at_k(large, problems, ks)
+exact_small = answer_pass_at_k(small, problems, ks)
+exact_large = answer_pass_at_k(large, problems, ks)
 display(Table(["k", small.name, large.name], [[k, exact_small[k], exact_large[k]] for k in ks]))
 first = next(k for k in ks if exact_small[k] > exact_large[1])
 print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超过 {large.name} 的 pass@1 = {exact_large[1]:.4f}")
@@ -164,16 +165,16 @@ Table(["k", "精确", "无偏估计 ± 题目层面标准误", "朴素估计"],
       [[k, exact_small[k], f"{est:.4f}", float(np.mean(1 - (1 - c / 16) ** k))] for k, est in unbiased.items()])
 
 # %% [markdown]
-# **为什么 $k = 16$ 是"1.0000 ± 0.0000"，而精确值是 0.9931？** $k = n = 16$ 时，一道题的无偏估计只有两个值：16 个样本里至少有一个对就是 1，一个都没对就是 0。
+# **为什么 $k = 16$ 是"1.0000 ± 0.0000"，而精确值小于 1？** $k = n = 16$ 时，一道题的无偏估计只有两个值：16 个样本里至少有一个对就是 1，一个都没对就是 0。
 # 这 100 道题恰好每道都至少对了一次，所以每道题的分数都是 1：平均是 1，分数之间没有差别，标准误（由样本算出来的）就是 0。
-# 标准误是 0 不等于估计没有误差。"每道题都至少对一次"本身是运气：按精确概率，预期有 $\sum_i (1-p_i)^{16}$ 道题 16 次全错，
-# 一道都没有的概率是 $\prod_i \big[1-(1-p_i)^{16}\big]$。$k$ 接近 $n$ 时，由样本算出的标准误靠不住；要估计大 $k$ 的 pass@k，得让 $n$ 比 $k$ 大得多。
+# 标准误是 0 不等于估计没有误差。"每道题都至少对一次"本身是运气：按答对的精确概率 $q_i$，预期有 $\sum_i (1-q_i)^{16}$ 道题 16 次全错，
+# 一道都没有的概率是 $\prod_i \big[1-(1-q_i)^{16}\big]$。$k$ 接近 $n$ 时，由样本算出的标准误靠不住；要估计大 $k$ 的 pass@k，得让 $n$ 比 $k$ 大得多。
 #
 # 看输出：预期全错的题数，和一道都没有的概率。
 
 # %%
-p_each = exact_pass_at_1(small, problems, per_problem=True)
-print(f"预期 16 次全错的题：{np.sum((1 - p_each) ** 16):.2f} 道；一道都没有的概率：{np.prod(1 - (1 - p_each) ** 16):.2f}")
+q_each = answer_probs(small, problems)
+print(f"预期 16 次全错的题：{np.sum((1 - q_each) ** 16):.2f} 道；一道都没有的概率：{np.prod(1 - (1 - q_each) ** 16):.2f}")
 
 # %% [markdown]
 # 画成 pass@k 曲线：实线是精确值，带误差棒的是无偏估计。
@@ -243,7 +244,7 @@ print(report)
 # `inference_curves` 对几个模型各采样一次，返回可以直接画图的数据：每个 $k$ 的 pass@k、maj@k、best-of-k 和它们的标准误。
 # 这里比较 1B、10B 和没有思维链的 1B。
 #
-# 看图：三张小图分别是三种用法，每条线一个模型；虚线是路径 pass@k。
+# 看图：三张小图分别是三种用法，每条线一个模型；虚线是精确的 pass@k $= 1-(1-q)^k$（$q$ 是每道题答对的概率，再对题目取平均）。
 # 1B 采 8 次，不论哪种用法都超过 10B 采 1 次；没有思维链的 1B 差得多，投票也救不回来。
 
 # %%
@@ -275,13 +276,13 @@ Table(["模型", "k", "推理计算量", "pass@k", "maj@k", "best-of-k（错 10%
 # ## 7. 规模：pass@1 随参数量的变化
 #
 # 模型每大 10 倍，correct 的 logit 加 $\beta = 0.9$，所以每个情境选 correct 的概率是 $\log_{10}(\text{参数量})$ 的一条 sigmoid；
-# 一道题要每一步都对，pass@1 是这些概率的乘积，随规模上升得很快。`scaling_curve` 给出 1e8 … 1e12（每半个数量级一个点）的精确值和采样估计（每道题 16 次）。
+# 一道题差不多要每一步都对，pass@1 近似是这些概率的乘积，随规模上升得很快。`scaling_curve` 给出 1e8 … 1e12（每半个数量级一个点）的精确值（答对的概率，`answer_probs`，即真正的 pass@1）和采样估计（每道题 16 次）。
 #
-# 看图：左边线（精确）和点（采样）基本一致，小模型的点略高一点 —— 就是第 3 节说的"被修好"的样本，小模型写错得多，被修好的也多；右边 12 个情境里，最难的（减法 ≥3 次借位、乘两位数且被乘数 ≥ 100）在小模型上最差，也是规模提升最多的。
+# 看图：左边线（精确）和点（采样）在误差棒里一致 —— 两者是同一个量（"被修好"的样本也算答对）；右边 12 个情境里，最难的（减法 ≥3 次借位、乘两位数且被乘数 ≥ 100）在小模型上最差，也是规模提升最多的。
 
 # %%
 scaling = scaling_curve(problems, np.random.default_rng(6), n=16)
-display(Table(["参数量", "路径 pass@1", "采样估计 ± 采样标准误"],
+display(Table(["参数量", "答对的概率（精确 pass@1）", "采样估计 ± 采样标准误"],
               [[name, e, f"{s:.4f} ± {se:.4f}"]
                for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"], scaling["sampled_se"])]))
 fig = plot_scaling(scaling)
@@ -289,7 +290,7 @@ fig = plot_scaling(scaling)
 # %% [markdown]
 # ## 小结
 #
-# - 玩具模型可以**精确**算出走对路径的概率 $p = \prod_t s_t$（路径 pass@1）和路径 pass@k = $1-(1-p)^k$，答对的概率（真正的 pass@1，`answer_probs`）也能精确算；所以每个采样估计都能和它要估计的真值对照；
+# - 玩具模型可以**精确**算出走对路径的概率 $p = \prod_t s_t$（路径 pass@1）和答对的概率 $q$（真正的 pass@1，`answer_probs`），pass@k 是 $1-(1-q)^k$ 的平均；所以每个采样估计都能和它要估计的真值对照；
 #   标准误 $\propto 1/\sqrt{n}$，95% 区间大约是 $\pm 1.96$ 个标准误。
 # - pass@k 要用无偏估计 $1-\binom{n-c}{k}/\binom{n}{k}$；把 $\hat p$ 代进 $1-(1-\hat p)^k$ 会系统性偏低（Jensen 不等式）。
 # - 同样 $k$ 个样本：pass@k（完美验证器）≥ maj@k（投票）；有噪声的验证器让 best-of-k 早早饱和。平票规则要固定（这里取最先出现的）。

@@ -201,7 +201,7 @@ for name in ("reinforce", "rloo", "grpo"):
     models[name] = base.copy(name=name)
     runs[name] = train(models[name], preset(name, iterations=iters), train_set, paths)
 
-display(Table(["预设", "样本数", "pass@1：开始", "第 50 次", "第 100 次", "熵：第 1 次", "第 100 次"],
+display(Table(["预设", "样本数", "路径 pass@1：开始", "第 50 次", "第 100 次", "熵：第 1 次", "第 100 次"],
               [[name, h["samples"][-1]] + [f"{x:.4f}" for x in (start_pass, h["pass1_exact"][49], h["pass1_exact"][-1],
                                                                h["entropy"][0], h["entropy"][-1])]
                for name, h in runs.items()]))
@@ -410,7 +410,7 @@ def mean_p_bug(model, idx):
 
 rows = [["训练前", start_pass, mean_p_bug(base, nb), mean_p_bug(base, bt)]]
 rows += [[kind, h["pass1_exact"][-1], mean_p_bug(m, nb), mean_p_bug(m, bt)] for kind, (h, m) in reward_runs.items()]
-Table(["奖励", "pass@1", "π(bug)：不咬人的情境", "π(bug)：咬人的情境"], rows)
+Table(["奖励", "路径 pass@1", "π(bug)：不咬人的情境", "π(bug)：咬人的情境"], rows)
 
 # %% [markdown]
 # 看上表：

@@ -358,7 +358,7 @@ ax1.set_title("GRPO（1e9，默认预设）：熵下降，pass@1 上升")
 fig.tight_layout()
 plt.show()
 print(f"熵：第 1 次迭代 {grpo['entropy'][0]:.4f} → 第 {grpo.n_rows} 次 {grpo['entropy'][-1]:.4f}；"
-      f"pass@1：{grpo.meta['start_pass1_exact']:.4f} → {grpo['pass1_exact'][-1]:.4f}")
+      f"路径 pass@1：{grpo.meta['start_pass1_exact']:.4f} → {grpo['pass1_exact'][-1]:.4f}")
 
 # %% [markdown]
 # ## 4. clip-higher（讲义 8.2）
@@ -400,7 +400,7 @@ for label in ("μ = 4", "μ = 4，clip-higher"):
     pt = prob_table(net)
     rows.append([label] + [f"{x:.4f}" for x in (np.mean(h["entropy"][-20:]), h["pass1_exact"][-1],
                                                 pt[harmless, 1].mean(), pt[others, 1].mean())])
-Table(["设置", "熵（后 20 次）", "最终 pass@1", "π(bug)：不咬人的情境", "π(bug)：其余"], rows)
+Table(["设置", "熵（后 20 次）", "最终路径 pass@1", "π(bug)：不咬人的情境", "π(bug)：其余"], rows)
 
 # %% [markdown]
 # 这只是一个种子；讲义第 8.2 节用 4 个种子重复了这个实验。
@@ -451,7 +451,7 @@ display(Table(["设置", "全相同的组：首次", "最后 10 次平均", "有
 plain, dyn = ds_runs["GRPO"], ds_runs["GRPO + 动态采样"]
 budget = plain["samples"][-1]
 i = int(np.searchsorted(dyn["samples"], budget))             # 动态采样第一次用到这么多样本的迭代
-print(f"\n同样用了约 {budget} 份样本：GRPO 的 pass@1 = {plain['pass1_exact'][-1]:.4f}；"
+print(f"\n同样用了约 {budget} 份样本：GRPO 的路径 pass@1 = {plain['pass1_exact'][-1]:.4f}；"
       f"动态采样（第 {i + 1} 次迭代，{dyn['samples'][i]} 份）= {dyn['pass1_exact'][i]:.4f}")
 
 fig, axes = plt.subplots(1, 3, figsize=(14, 4))

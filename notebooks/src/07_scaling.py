@@ -16,7 +16,8 @@
 # 训练题和留出题用 `default_problems(0)`：256 道训练题、200 道留出题，每道 3~8 步。四种基座大小：1e8（1 亿参数）到 1e11（1000 亿参数）。
 # 目标：留出题上的路径 pass@1 达到 0.9。
 #
-# 先看起点（讲义第 2 节）：训练前，每种大小在留出题上的路径 pass@1。看输出：模型每大 10 倍，起点高一截。
+# 先看起点（讲义第 2 节）：训练前，每种大小在留出题上的 pass@1 —— 答对的精确概率（`answer_probs`），和训练记录用的路径 pass@1
+# （走对路径的概率，每次迭代都要算，所以用快的那个；它略小，差的是"写错后又被修好"的路径）。看输出：模型每大 10 倍，起点高一截。
 
 # %%
 # %matplotlib inline
@@ -26,7 +27,7 @@ from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, fmt_size
 from toyllm.display import Table
-from toyllm.exact import correct_paths, exact_pass_at_1, exact_pass_at_k, step_right_probs
+from toyllm.exact import answer_pass_at_k, answer_probs, correct_paths, exact_pass_at_1, step_right_probs
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import default_problems, preset, train
 from toyllm.scaling import fit_sigmoid, reach_target, sigmoid_curve
@@ -35,7 +36,9 @@ use_chinese_font()
 train_set, heldout = default_problems(0)
 SIZES = (1e8, 1e9, 1e10, 1e11)
 TARGET = 0.9
-Table(["大小", "训练前的路径 pass@1"], [[fmt_size(size), exact_pass_at_1(TrainableLLM(size), heldout)] for size in SIZES])
+Table(["大小", "训练前的 pass@1（答对的概率）", "训练前的路径 pass@1"],
+      [[fmt_size(size), answer_probs(TrainableLLM(size), heldout).mean(), exact_pass_at_1(TrainableLLM(size), heldout)]
+       for size in SIZES])
 
 # %% [markdown]
 # ## 1. 基座越大，RL 要做的越少
@@ -43,6 +46,8 @@ Table(["大小", "训练前的路径 pass@1"], [[fmt_size(size), exact_pass_at_1
 # 每种大小都用默认的 `grpo` 预设训练 200 次迭代（每次 32 道题 × 8 份，lr = 2，种子 0）。
 # 训练记录里的 `samples` 是累计采样的解答数，我们把它当作 RL 用掉的计算量 $C$；`pass1_exact` 是每次更新后在留出题上的路径 pass@1。
 # `reach_target(h, TARGET)` 找训练记录里第一次 pass@1 ≥ 目标的那一行，返回（迭代次数, 累计样本数），没到就返回 `None`。
+#
+# 最后一列是训练后答对的精确概率（`answer_probs`，只在结束时算一次）。
 #
 # 看输出：起点越高，到 pass@1 ≥ 0.9 需要的迭代次数和样本数越少；RL 带来的提升（最终 − 起点）也越小。
 
@@ -56,8 +61,8 @@ rows = []
 for size, (model, h) in runs.items():
     R0, final = h.meta["start_pass1_exact"], h["pass1_exact"][-1]
     it, n = reach_target(h, TARGET) or ("没到", "—")
-    rows.append([fmt_size(size), R0, final, final - R0, it, n])
-Table(["基座", "起点 R0", "最终", "提升", f"到 {TARGET} 的迭代", f"到 {TARGET} 的样本数"], rows)
+    rows.append([fmt_size(size), R0, final, final - R0, it, n, answer_probs(model, heldout).mean()])
+Table(["基座", "起点 R0", "最终", "提升", f"到 {TARGET} 的迭代", f"到 {TARGET} 的样本数", "最终（答对的概率）"], rows)
 
 # %% [markdown]
 # 画出来：横轴是累计采样数（对数刻度），纵轴是留出题上的路径 pass@1，虚线是目标 0.9。
@@ -157,13 +162,13 @@ Table(["基座", "真正的最终值", "预测（A 自由）", "拟合的 A", "�
 # ## 3. k 很大时，基座能不能追上 RL 之后的模型？（讲义 10.2）
 #
 # Yue et al.（2025）发现：$k$ 小时 RL 模型的 pass@k 更高；$k$ 很大（例如 256）时，基座追上来，甚至超过 RL 模型。
-# 玩具里不用采样，可以**精确**地算：第 $i$ 道题做对的概率是 $p_i$，
+# 玩具里不用采样，可以**精确**地算：第 $i$ 道题答对的概率是 $q_i$（`answer_probs`），$k$ 次独立采样至少对一次的概率是 $1 - (1 - q_i)^k$，
 #
-# $$\text{pass@}k = \frac{1}{P}\sum_{i=1}^{P} \Big[1 - (1 - p_i)^k\Big] ,$$
+# $$\text{pass@}k = \frac{1}{P}\sum_{i=1}^{P} \Big[1 - (1 - q_i)^k\Big] ,$$
 #
-# $P$ 是题目的个数（讲义开头的记号表：$P$ 只表示个数，概率写成 $p_i$ 或 $\Pr$）。
+# $P$ 是题目的个数（讲义开头的记号表：$P$ 只表示个数，概率写成 $p_i$、$q_i$ 或 $\Pr$）。
 #
-# `exact_pass_at_k(model, heldout, ks)` 就是这个式子。$k$ 从 1 到 1024，比较每种大小的基座和它 GRPO 之后的模型。
+# `answer_pass_at_k(model, heldout, ks)` 就是这个式子。$k$ 从 1 到 1024，比较每种大小的基座和它 GRPO 之后的模型。
 #
 # 看输出：每一格是"基座 − GRPO"。差距在 $k = 1$ 时最大，随 $k$ 迅速缩小；在算过的每一个 $k$ 上，这个差都**不是正的**：基座没有超过。
 
@@ -171,7 +176,7 @@ Table(["基座", "真正的最终值", "预测（A 自由）", "拟合的 A", "�
 KS = tuple(2 ** i for i in range(11))
 curves = {}
 for size, (model, h) in runs.items():
-    curves[size] = (exact_pass_at_k(TrainableLLM(size), heldout, KS), exact_pass_at_k(model, heldout, KS))
+    curves[size] = (answer_pass_at_k(TrainableLLM(size), heldout, KS), answer_pass_at_k(model, heldout, KS))
 
 display(Table(["k"] + [fmt_size(s) for s in SIZES],
               [[k] + [round(curves[s][0][k] - curves[s][1][k], 4) + 0.0 for s in SIZES] for k in KS],
@@ -195,45 +200,45 @@ for ax, size in zip(axes, (1e8, 1e9)):
     ax.plot(KS, [rl[k] for k in KS], "s-", label="GRPO 之后")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("k")
-    ax.set_title(f"{fmt_size(size)}：路径 pass@k")
+    ax.set_title(f"{fmt_size(size)}：pass@k（精确）")
     ax.legend()
-axes[0].set_ylabel("留出题上的路径 pass@k")
+axes[0].set_ylabel("留出题上的 pass@k")
 fig.tight_layout()
 plt.show()
 
 # %% [markdown]
 # ### 3.1 这几次训练里基座为什么没有反超：看每一道题
 #
-# 对**一道**题，$1 - (1 - p)^k$ 随 $p$ 单调增加，对每个 $k$ 都是。所以只要 RL 没有让任何一道题的 $p_i$ 变小，
-# RL 模型的 pass@k 就在**每一个** $k$ 上都不低于基座；而两者都 → 1，因为每道题的 $p_i > 0$。
+# 对**一道**题，$1 - (1 - q)^k$ 随 $q$ 单调增加，对每个 $k$ 都是。所以只要 RL 没有让任何一道题的 $q_i$ 变小，
+# RL 模型的 pass@k 就在**每一个** $k$ 上都不低于基座；而两者都 → 1，因为每道题的 $q_i > 0$。
 #
-# 看输出（1e9）：有几道题 RL 让 $p_i$ 变小了；最难的那道题基座的 $p_i$ 是多少，基座要采多少次才有 99% 的把握做对它。
+# 看输出（1e9）：有几道题 RL 让 $q_i$ 变小了；最难的那道题基座的 $q_i$ 是多少，基座要采多少次才有 99% 的把握做对它。
 # 看图：每个点是一道题，全部在对角线上方。
 
 # %%
 size = 1e9
-base_p = exact_pass_at_1(TrainableLLM(size), heldout, per_problem=True)
-rl_p = exact_pass_at_1(runs[size][0], heldout, per_problem=True)
-hardest = int(np.argmin(base_p))
-k99 = int(np.ceil(np.log(0.01) / np.log1p(-base_p[hardest])))
-print(f"{len(heldout)} 道留出题里，GRPO 让 p_i 变小的题：{int((rl_p < base_p).sum())} 道；"
-      f"p_i 的最小增幅 {np.min(rl_p - base_p):+.4f}")
-print(f"基座最难的一道题：p = {base_p[hardest]:.4f}（GRPO 之后 {rl_p[hardest]:.4f}），"
+base_q, rl_q = answer_probs(TrainableLLM(size), heldout), answer_probs(runs[size][0], heldout)
+hardest = int(np.argmin(base_q))
+k99 = int(np.ceil(np.log(0.01) / np.log1p(-base_q[hardest])))
+print(f"{len(heldout)} 道留出题里，GRPO 让 q_i 变小的题：{int((rl_q < base_q).sum())} 道；"
+      f"q_i 的最小增幅 {np.min(rl_q - base_q):+.4f}")
+print(f"基座最难的一道题：q = {base_q[hardest]:.4f}（GRPO 之后 {rl_q[hardest]:.4f}），"
       f"基座要采 k = {k99} 次，这道题的 pass@k 才到 0.99")
 
 fig, ax = plt.subplots(figsize=(5.5, 5))
-ax.scatter(base_p, rl_p, s=12)
+ax.scatter(base_q, rl_q, s=12)
 ax.plot([0, 1], [0, 1], color="0.5", linewidth=1)
-ax.set_xlabel(r"基座的 $p_i$")
-ax.set_ylabel(r"GRPO 之后的 $p_i$")
-ax.set_title(f"{fmt_size(size)}：每道留出题做对的概率")
+ax.set_xlabel(r"基座的 $q_i$")
+ax.set_ylabel(r"GRPO 之后的 $q_i$")
+ax.set_title(f"{fmt_size(size)}：每道留出题答对的概率")
 fig.tight_layout()
 plt.show()
 
 # %% [markdown]
 # 为什么没有一道题变差？沿正确路径，第 $t$ 步"算对"的概率 $s_t = \pi(\text{correct}\mid c_t) + \pi(\text{bug}\mid c_t)\,\mathbb{1}[\text{bug 不咬人}]$
-# 只取决于这一步的**情境**（`toyllm.exact.step_right_probs`；这里写 $s_t$，不写 $r_t$，因为 $r$ 留给奖励），一道题的 $p_i$ 由它经过的那些 $s_t$ 决定。
-# 参数按情境共享，不按题目。所以只要每个情境的 $s_t$ 都上升了，每道题就都变好了。
+# 只取决于这一步的**情境**（`toyllm.exact.step_right_probs`；这里写 $s_t$，不写 $r_t$，因为 $r$ 留给奖励），一道题走对路径的概率
+# $p_i = \prod_t s_t$ 由它经过的那些 $s_t$ 决定。参数按情境共享，不按题目。所以只要每个情境的 $s_t$ 都上升了，每道题的 $p_i$ 就都变大了；
+# 答对的概率 $q_i$ 是 $p_i$ 再加上"写错后又被修好"的一小部分，它跟着 $p_i$ 走（上面的图：没有一道题变差）。
 #
 # 看输出：12 个情境里，这一步做对的概率训练前后各是多少；变小的情境有几个。
 
@@ -252,7 +257,7 @@ print(f"这一步做对的概率变小的情境：{sum(after < before for _, bef
 # %% [markdown]
 # ### 3.2 曲线什么时候会交叉？
 #
-# 平均的 pass@k 曲线会不会交叉，完全取决于每道题的 $p_i$ 怎样变化。Yue et al. 看到的反超，来自 RL 让**某些**题的 $p_i$ 变小（覆盖面变窄）：
+# 平均的 pass@k 曲线会不会交叉，完全取决于每道题的 $q_i$ 怎样变化。Yue et al. 看到的反超，来自 RL 让**某些**题的 $q_i$ 变小（覆盖面变窄）：
 # $k$ 小时，平均值由变好的题主导；$k$ 大时，变好的题两边都已接近 1，剩下的差别全来自变差的那些题。
 #
 # 用两道**假想**的题演示（这些 $p$ 是手选的，不是玩具算出来的）：RL 把第 1 题从 0.3 提到 0.9，却把第 2 题从 0.02 压到 0.001。
@@ -270,12 +275,12 @@ Table(["k", "基座", "RL", ""], rows)
 # %% [markdown]
 # 上面几次 GRPO 训练里没有发生这种事，但这是**观察**，不是玩具的定理。我们量的是：1e8 到 1e11 四种大小，
 # 默认的 `grpo` 预设训练 200 次，200 道留出题，$k = 1, 2, 4, \dots, 1024$；1e9 那次的 12 个情境 $s_t$ 全都上升了。
-# 只要训练让某些情境的 $s_t$ 下降，经过这些情境的题 $p_i$ 就变小，$k$ 够大时基座就能反超。
+# 只要训练让某些情境的 $s_t$ 下降，经过这些情境的题 $p_i$（和 $q_i$）就变小，$k$ 够大时基座就能反超。
 #
 # 下面造一个这样的训练：KL 惩罚（$\beta = 0.5$，估计用 $k_2$）把模型拉向一个参考策略，这个参考策略在四个**减法**情境里
 # correct 的 logit 低 3。奖励仍然是"答案对"，所以加法、乘法的题照样变好；减法的题被 KL 拉着变差。
 #
-# 看输出：训练后 $p_i$ 变小的题有几道；"基座 − RL"在每个 $k$ 上的值：$k = 1$ 时 RL 领先，从某个 $k$ 起基座领先。
+# 看输出：训练后 $q_i$ 变小的题有几道；"基座 − RL"在每个 $k$ 上的值（都用答对的概率算）：$k = 1$ 时 RL 领先，从某个 $k$ 起基座领先。
 
 # %%
 pulled_ref = TrainableLLM(1e9)
@@ -283,10 +288,10 @@ subtraction = [i for i, key in enumerate(CONTEXTS) if key[0] == "sub"]
 pulled_ref.params[subtraction, 0] -= 3.0
 pulled = TrainableLLM(1e9)
 train(pulled, preset("grpo", beta=0.5, kl_estimator="k2"), train_set, heldout, reference=pulled_ref)
-pulled_p = exact_pass_at_1(pulled, heldout, per_problem=True)
-pulled_k = exact_pass_at_k(pulled, heldout, KS)
+pulled_q = answer_probs(pulled, heldout)
+pulled_k = answer_pass_at_k(pulled, heldout, KS)
 print(f"减法情境：{'、'.join(CONTEXT_NAMES[CONTEXTS[i]] for i in subtraction)}")
-print(f"训练后 p_i 变小的题：{int((pulled_p < base_p).sum())} / {len(heldout)} 道")
+print(f"训练后 q_i 变小的题：{int((pulled_q < base_q).sum())} / {len(heldout)} 道")
 rows = []
 for k in KS:
     b, r = curves[1e9][0][k], pulled_k[k]
@@ -304,8 +309,8 @@ Table(["k", "基座", "RL", "基座 − RL", ""], rows)
 # - 基座越大，起点越高，到同一个目标 pass@1 需要的 RL 样本越少，RL 带来的提升也越小。
 # - pass@1 对 RL 计算量是一条 S 形曲线。玩具的上限是 1；自由拟合的渐近线 $A$ 会略高于 1，因为训练结束时还看不到渐近线。固定 $A = 1$ 后，用一半的计算量就能把最终值外推得很准。
 # - 大基座的优势主要在起点：四种大小的 $C_{\text{mid}}$ 差别不大，$B$ 随大小变小。
-# - 路径 pass@k 里，RL 的提升集中在小 $k$，$k$ 越大差距越小；在这几次默认的 GRPO 训练里，基座在算过的每个 $k$ 上都**没有**反超，因为 RL 让每一道题的 $p_i$ 都变大了。
-# - 平均曲线会不会交叉取决于每道题的 $p_i$：只有 RL 让某些题变差时才会交叉。玩具的结构不排除这一点：KL 把模型拉向更差的参考策略时，基座就反超了。Yue et al. 的反超是真实 LLM 里"覆盖面变窄"的结果。
+# - pass@k 里，RL 的提升集中在小 $k$，$k$ 越大差距越小；在这几次默认的 GRPO 训练里，基座在算过的每个 $k$ 上都**没有**反超，因为 RL 让每一道题答对的概率 $q_i$ 都变大了。
+# - 平均曲线会不会交叉取决于每道题的 $q_i$：只有 RL 让某些题变差时才会交叉。玩具的结构不排除这一点：KL 把模型拉向更差的参考策略时，基座就反超了。Yue et al. 的反超是真实 LLM 里"覆盖面变窄"的结果。
 #
 # ## 试一试
 #

@@ -37,7 +37,7 @@ import numpy as np
 
 from toyllm import TrainableLLM, log_likelihood, make_problem_set, sft
 from toyllm.estimators import pass_at_k
-from toyllm.exact import exact_pass_at_1, exact_pass_at_k
+from toyllm.exact import answer_pass_at_k, exact_pass_at_1
 from toyllm.homework.hw2 import check_pass_at_k, check_rejection_sampling_round
 from toyllm.imitation import rejection_sampling_ft, rollouts_to_data, star
 from toyllm.plotstyle import use_chinese_font
@@ -87,7 +87,7 @@ assert _g.grade("hw2", "check_pass_at_k", pass_at_k_unbiased), "pass_at_k_unbias
 # %% [markdown]
 # 现在拿真实的样本算一算。1B 模型在 100 道题上每题采样 $n=16$ 份，比较四个数：
 # 你的无偏估计、包里的 `pass_at_k`、"有偏"的 $1-(1-c/n)^k$，以及这个玩具才有的**精确值**
-# （`exact_pass_at_k`，由每个情境的概率直接算出）。
+# （`answer_pass_at_k`：由每个情境的概率精确算出每道题答对的概率 $q$，再取 $1-(1-q)^k$ 的平均）。
 # 看最后一列和前面几列的关系：$k$ 越大，有偏估计比精确值低得越多。
 
 # %%
@@ -97,7 +97,7 @@ n = 16
 roll = sample_rollouts(model, problems, n, np.random.default_rng(0))
 counts = roll.correct.reshape(len(problems), n).sum(axis=1)
 ks = (1, 2, 4, 8, 16)
-exact = exact_pass_at_k(model, problems, ks)
+exact = answer_pass_at_k(model, problems, ks)
 print(" k    你的无偏估计    包里的 pass_at_k    有偏估计    精确值")
 for k in ks:
     package = np.mean([pass_at_k(n, int(c), k) for c in counts])
