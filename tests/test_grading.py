@@ -1,6 +1,6 @@
 """
 nbgrader 真的能给一个班的作业评分：在课程（notebooks/homework/）的临时副本里运行真实的 nbgrader 命令
-generate_assignment → autograde → generate_feedback → export（每一步一次 nbgrader，所有作业、所有学生一起），每份作业交这八种作业：
+generate_assignment → autograde（每份作业一次，所有学生一起）→ generate_feedback → export，每份作业交这八种作业：
 
     solution        学生版填上教师的答案                              → 自动评分的部分满分，问答等老师手工评分
     untouched       没动过的学生版                                    → 0 分，除评分单元格外没有单元格报错
@@ -13,7 +13,7 @@ generate_assignment → autograde → generate_feedback → export（每一步�
 
 常见错误的各种提示在 tests/test_checks.py 里逐个测（不启动内核）；这里每份作业只交一种。
 分数表和用时打印在测试输出里（pytest -s 或失败时可见；CI 日志里直接可见）。
-【边界】三份作业在同一个课程副本里评分（tools/homework.py 的 grade_all）；nbgrader 每次启动要几秒，所以每一步只启动一次。
+【边界】每份作业一个课程副本，三份作业同时评分（tools/homework.py 的 grade_all）。
 """
 
 import importlib.util
@@ -88,7 +88,7 @@ def _visible_check(nb, task):
 
 
 def submissions(assignment):
-    """{学生: notebook}：除了 solution、untouched（grade_all 自己交）以外的六种。"""
+    """{学生: notebook}：除了 solution、untouched（grade_assignment 自己交）以外的六种。"""
     t1, t2 = TASKS[assignment]
 
     def make(solution):
@@ -128,7 +128,7 @@ def graded(tmp_path_factory):
 def test_every_kind_of_submission_gets_its_score(graded, capsys):
     results, seconds = graded
     with capsys.disabled():
-        print("\n" + H.score_table(results) + f"nbgrader 评分用时 {seconds:.0f} 秒（三份作业一个课程，一次 autograde）")
+        print("\n" + H.score_table(results) + f"nbgrader 评分用时 {seconds:.0f} 秒（三份作业同时进行，每份一次 autograde）")
     for a, r in results.items():
         full = r["full"]
         assert sum(full.values()) == 10, f"{a} 的满分应该是 10，现在是 {sum(full.values())}"
