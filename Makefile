@@ -12,7 +12,7 @@
 #   make lock         依赖变了以后重新生成锁文件 constraints.txt（然后 make test）
 #   make test-latest  用各个包的最新版（不用锁文件）在 .venv-latest 里跑全部测试，并列出和锁文件不同的版本
 #   make test-min     用 pyproject.toml 写的最低版本（Python 3.10）在 .venv-min 里跑全部测试
-# 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'
+# 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'、TEST_WORKERS=0
 
 PYTHON ?= python3
 # 最老的支持版本 Python 3.10：先找 PATH 上的 python3.10，再找 pyenv 装的
@@ -66,10 +66,15 @@ lab: $(VENV)/.stamp-notebook
 	@echo "    （http://localhost:8888/lab/tree/notebooks/00_quickstart.ipynb?token=...）到浏览器的地址栏。"
 	$(VPY) -m jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_quickstart.ipynb $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
-# 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出）；
+# 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出），TEST_WORKERS 个进程一起跑（pytest-xdist）：
+#   --dist loadscope 把一个测试文件（一个 notebook）整个交给同一个进程，notebook 的单元格按顺序在同一个内核里运行；
+#   --no-loadscope-reorder 按收集的顺序分配：最慢的（作业评分，见 conftest.py）最先开始，两个进程差不多同时结束。
 # 第二行：学生版作业（还没填答案，只检查能从头跑到尾、不报错）。
+# 只用一个进程：make test TEST_WORKERS=0
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(VPY) -m pytest --nbval --nbval-current-env --ignore=notebooks/homework/release $(PYTEST_ARGS)
+	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder \
+		--nbval --nbval-current-env --ignore=notebooks/homework/release $(PYTEST_ARGS)
 	$(VPY) -m pytest --nbval-lax --nbval-current-env notebooks/homework/release
 
 demo: $(STAMP)

@@ -13,3 +13,9 @@ _spec = importlib.util.spec_from_file_location("_toyllm_blas", Path(__file__).pa
 _blas = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_blas)
 _blas.pin_blas_kernel()
+
+
+def pytest_collection_modifyitems(items):
+    """标了 slow 的测试排到最前面，其余顺序不变：make test 的两个进程（pytest-xdist，按收集的顺序分配）里，
+    最慢的作业评分（tests/test_grading.py）最先开始，不会最后才开始、让另一个进程空等。"""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

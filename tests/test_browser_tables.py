@@ -3,16 +3,16 @@ notebook 里的 HTML 表格（toyllm.display.Table）在真实浏览器里：中
 
 【运行】`python -m pytest -m browser tests/test_browser_tables.py`。和 tests/test_browser.py 一样用 Debian 的无头 chromium
 （由 Python 版 Playwright 驱动，不运行 playwright install）；没有时跳过，TOYLLM_REQUIRE_BROWSER=1 时改为失败。
-notebook 先用 nbconvert 转成 HTML（临时目录），用 file:// 打开，不启动服务器。截图存到 artifacts/tables_*.png。
+notebook 先用 nbconvert 转成 HTML（临时目录，一次转完），用 file:// 打开，不启动服务器；整个文件只启动一次 chromium。截图存到 artifacts/tables_*.png。
 """
 
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_browser import _unavailable
 
 pytestmark = pytest.mark.browser
 
@@ -22,14 +22,9 @@ NOTEBOOKS = tuple(sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")))
 WIDTH = 1280
 
 
-def _unavailable(reason):
-    if os.environ.get("TOYLLM_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"TOYLLM_REQUIRE_BROWSER=1，但是{reason}")
-    pytest.skip(reason)
-
-
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_tables_render_on_one_line_each_within_the_window(name, tmp_path):
+@pytest.fixture(scope="module")
+def open_page(tmp_path_factory):
+    """所有讲课 notebook 用一次 nbconvert 转成 HTML、启动一次 chromium；返回 open_page(name)：在新标签页里打开一个 notebook。"""
     chromium = shutil.which("chromium")
     if chromium is None:
         _unavailable("找不到 chromium（apt-get install -y chromium fonts-noto-cjk）")
@@ -37,26 +32,38 @@ def test_tables_render_on_one_line_each_within_the_window(name, tmp_path):
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("没有安装 playwright（pip install playwright）")
-    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(tmp_path),
-                    str(ROOT / "notebooks" / f"{name}.ipynb")], check=True, capture_output=True)
+    out = tmp_path_factory.mktemp("tables")
+    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(out),
+                    *[str(ROOT / "notebooks" / f"{name}.ipynb") for name in NOTEBOOKS]], check=True, capture_output=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
         try:
-            page = browser.new_page(viewport={"width": WIDTH, "height": 900})
-            page.goto((tmp_path / f"{name}.html").as_uri())
-            tables = page.locator("div.jp-OutputArea-output table")
-            assert tables.count() > 0, f"{name} 里没有 HTML 表格"
-            for i in range(tables.count()):
-                t = tables.nth(i)
-                info = t.evaluate("""e => {
-                    const cells = Array.from(e.querySelectorAll('td, th'));
-                    const lh = parseFloat(getComputedStyle(cells[0]).fontSize);
-                    return {right: e.getBoundingClientRect().right,
-                            tallest: Math.max(...cells.map(c => c.getBoundingClientRect().height)), font: lh};
-                }""")
-                assert info["right"] <= WIDTH, f"{name} 的第 {i} 张表超出了 {WIDTH} 像素的窗口"
-                assert info["tallest"] < 2.2 * info["font"], f"{name} 的第 {i} 张表有格子折成了两行"
-            (ROOT / "artifacts").mkdir(exist_ok=True)
-            tables.first.screenshot(path=str(ROOT / "artifacts" / f"tables_{name}.png"))
+            def open_page(name):
+                page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+                page.goto((out / f"{name}.html").as_uri())
+                return page
+            yield open_page
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_tables_render_on_one_line_each_within_the_window(name, open_page):
+    page = open_page(name)
+    try:
+        tables = page.locator("div.jp-OutputArea-output table")
+        assert tables.count() > 0, f"{name} 里没有 HTML 表格"
+        for i in range(tables.count()):
+            t = tables.nth(i)
+            info = t.evaluate("""e => {
+                const cells = Array.from(e.querySelectorAll('td, th'));
+                const lh = parseFloat(getComputedStyle(cells[0]).fontSize);
+                return {right: e.getBoundingClientRect().right,
+                        tallest: Math.max(...cells.map(c => c.getBoundingClientRect().height)), font: lh};
+            }""")
+            assert info["right"] <= WIDTH, f"{name} 的第 {i} 张表超出了 {WIDTH} 像素的窗口"
+            assert info["tallest"] < 2.2 * info["font"], f"{name} 的第 {i} 张表有格子折成了两行"
+        (ROOT / "artifacts").mkdir(exist_ok=True)
+        tables.first.screenshot(path=str(ROOT / "artifacts" / f"tables_{name}.png"))
+    finally:
+        page.close()

@@ -36,11 +36,12 @@ def read_pyproject():
 
 
 def pyproject_deps():
-    """pyproject 的运行时 + notebook + test + build + instructor 依赖，返回 {conda 名: SpecifierSet}。"""
+    """pyproject 的运行时 + notebook + test + build + instructor + dev 自己的依赖，返回 {conda 名: SpecifierSet}。"""
     project = read_pyproject()["project"]
     extras = project["optional-dependencies"]
     deps = {}
-    for line in project["dependencies"] + extras["notebook"] + extras["test"] + extras["build"] + extras["instructor"]:
+    for line in project["dependencies"] + extras["notebook"] + extras["test"] + extras["build"] + extras["instructor"] \
+            + extras["dev"][1:]:
         req = Requirement(line)
         name = req.name.lower()
         deps[CONDA_NAMES.get(name, name)] = req.specifier
@@ -120,9 +121,12 @@ def test_python_version_satisfies_requires_python(env):
 
 
 def test_dev_extra_is_notebook_test_build_instructor():
+    """dev = toyllm[notebook,test,build,instructor]，再加只有 make test 要的包（pytest-xdist）：environment.yml 逐个列出后者。"""
     extras = read_pyproject()["project"]["optional-dependencies"]
-    assert [Requirement(r).extras for r in extras["dev"]] == [{"notebook", "test", "build", "instructor"}], (
-        "dev extra 应当只是 toyllm[notebook,test,build,instructor]，这样 environment.yml 不用单独列它")
+    first, *own = [Requirement(r) for r in extras["dev"]]
+    assert (first.name, first.extras) == ("toyllm", {"notebook", "test", "build", "instructor"}), (
+        "dev extra 应当从 toyllm[notebook,test,build,instructor] 开始，这样 environment.yml 不用再列那些 extras")
+    assert own and all(r.name != "toyllm" and not r.extras for r in own), f"dev 自己的依赖应当是普通的包：{own}"
 
 
 def test_tooling_stays_out_of_the_runtime_dependencies():
