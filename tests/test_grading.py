@@ -13,11 +13,13 @@ generate_assignment → autograde（每份作业一次，所有学生一起）�
 
 常见错误的各种提示在 tests/test_checks.py 里逐个测（不启动内核）；这里每份作业只交一种。
 分数表和用时打印在测试输出里（pytest -s 或失败时可见；CI 日志里直接可见）。
-【边界】每份作业一个课程副本，三份作业同时评分（tools/homework.py 的 grade_all）。
+【边界】每份作业一个课程副本，三份作业同时评分（tools/homework.py 的 grade_all）。整个测试运行时（make test），
+    评分在运行别的测试之前就在后台开始（conftest.py），这个文件的测试排在最后。
 """
 
 import importlib.util
 import json
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -61,6 +63,9 @@ PACKAGE_CALLS = {
 FAKE_CHECK = ("\n\ndef {check}(fn):\n    print('✓ {task}：通过')\n\n    class Passed:\n        ok = True\n"
               "        status = 'pass'\n    return Passed()\n")
 """fake_check：任务 2 的答案单元格末尾重新定义它的检查函数（检查单元格里调用的那个名字）。"""
+LOOP = "    ### BEGIN SOLUTION\n    while True:\n        __import__('time').sleep(0.05)\n"
+"""loop：任务 2 的函数一开始就永远转下去。转圈时睡觉而不是空转：超时、中断、后面的单元格照常评分都和空转的
+死循环一样，只是不占一个 CPU 核 60 秒（三份作业的三个死循环空转时要占去这台两核机器上 180 秒的 CPU）。"""
 
 
 def with_mistake(solution, cell_id, old, new):
@@ -100,8 +105,7 @@ def submissions(assignment):
             "mistake": wrong,
             "fake_check": with_cell(wrong, t2, lambda src: src + fake),
             "package_call": with_cell(solution, pkg_cell, lambda src: pkg_src),
-            "loop": with_cell(solution, t2, lambda src: src.replace("    ### BEGIN SOLUTION\n",
-                                                                      "    ### BEGIN SOLUTION\n    while True:\n        pass\n", 1)),
+            "loop": with_cell(solution, t2, lambda src: src.replace("    ### BEGIN SOLUTION\n", LOOP, 1)),
             "reset": with_cell(solution, t2, lambda src: "%reset -f\n" + src),
             "missing_import": with_cell(solution, t2, lambda src: "import toyllm_extension_not_installed\n" + src),
         }
@@ -117,12 +121,38 @@ def lost(assignment):
             "solution": set()}
 
 
-@pytest.fixture(scope="session")
-def graded(tmp_path_factory):
-    root = tmp_path_factory.mktemp("course")
+def _grade(root):
     start = time.perf_counter()
     results = H.grade_all(root, extra={a: submissions(a) for a in H.assignments()})
     return results, time.perf_counter() - start
+
+
+_BACKGROUND = {}
+"""在后台评分时：{"thread": 线程, "result": _grade 的结果} 或 {"thread": 线程, "error": 异常}。"""
+
+
+def start_in_background(root):
+    """
+    在一个后台线程里开始评分（conftest.py 在运行测试之前调用）：评分的大部分时间是在等 nbgrader 的子进程和
+    死循环的 60 秒超时，这段时间里别的测试照常运行。这个文件的测试排在最后，用 graded 拿到结果。
+    """
+    def run():
+        try:
+            _BACKGROUND["result"] = _grade(root)
+        except BaseException as e:                    # 交给 graded 在测试里重新抛出
+            _BACKGROUND["error"] = e
+    _BACKGROUND["thread"] = threading.Thread(target=run, name="nbgrader", daemon=True)
+    _BACKGROUND["thread"].start()
+
+
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory):
+    if "thread" not in _BACKGROUND:                   # 只跑这个文件、或者在 pytest-xdist 的进程里：就在这里评分
+        return _grade(tmp_path_factory.mktemp("course"))
+    _BACKGROUND["thread"].join()
+    if "error" in _BACKGROUND:
+        raise _BACKGROUND["error"]
+    return _BACKGROUND["result"]
 
 
 def test_every_kind_of_submission_gets_its_score(graded, capsys):

@@ -103,6 +103,17 @@ def test_context_ids_np_matches_scalar(rows):
 
 
 @FAST
+@given(st.sampled_from(("add", "sub")), st.integers(1, 15), st.integers(0, 10_000), st.integers(0, 3), st.booleans())
+def test_context_ids_np_long_carry_and_borrow_chains(op, nines, small, pad, swap):
+    """进位 / 借位连着跨过小数以上的很多位（999…9 + 小数、1000…0 − 小数）：context_ids_np 只看到"小数的位数 + 3"，
+    档位仍和逐个版本相同。"""
+    big = (10 ** nines - 1) * 10 ** pad if op == "add" else 10 ** (nines + pad)
+    a, b = (small, big) if swap else (big, small)
+    got = context_ids_np(np.array([OP_INDEX[op]]), np.array([a], dtype=np.int64), np.array([b], dtype=np.int64))
+    assert got.tolist() == [CONTEXT_INDEX[(op, step_hardness(op, a, b))]]
+
+
+@FAST
 @given(arrays, st.lists(st.sampled_from((0, 1, 2)), min_size=40, max_size=40), st.integers(0, 2**32))
 def test_apply_op_np_matches_scalar(rows, procs, seed):
     procs = procs[:len(rows)]

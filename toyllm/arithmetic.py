@@ -335,8 +335,11 @@ def context_ids_np(op_ids, a, b):
     if a.size == 0:
         return np.zeros(a.shape, dtype=np.int64)
     # 低 k 位向高位进位 ⇔ (a mod 10^k) + (b mod 10^k) ≥ 10^k；借位 ⇔ (大 mod 10^k) < (小 mod 10^k)。
-    # 每个 k 一行（形状 (D, N)），一次算完所有数位，不用逐位循环。
+    # 每个 k 一行（形状 (D, N)），一次算完所有数位，不用逐位循环。档位最多数到 3，所以 k 只要到"小的那个数的位数 d + 2"：
+    # k > d 时第 k 位有进位（借位）⇒ 第 k − 1 位也有（那一位必须是 9（0）），所以 d 以上的进位（借位）从 d 开始一位接一位，
+    # 数到 d + 2 时要么已经有 3 个，要么已经断了。
     p = _powers_of_ten(max(int(a.max()), int(b.max())))[1:, None]
+    p = p[:len(str(int(np.minimum(a, b).max()))) + 2]
     am, bm = a % p, b % p
     carries = (am + bm >= p).sum(axis=0)
     borrows = np.where(a >= b, am < bm, bm < am).sum(axis=0)

@@ -114,18 +114,19 @@ def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
 # 答对的概率（所有路径，包括"写错后又被修好"的路径）：从两头往中间走
 # =============================================================================
 _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
+_FACTOR = 0.5
 _FAR = 2 ** 40                                    # 倒着走的步里值的上界（远小于 VALUE_LIMIT，所以这些步不会截断）
 _SIGNS = 1 - 2 * ((np.arange(16)[:, None] >> np.arange(4)) & 1)   # 减法 bug 逐位解回去：低 4 位各取 ±，16 种
 
 
 def _digits(m):
     """|m| 的十进制位数（0 算 1 位），m 是 int64 数组。"""
-    return (np.abs(m)[..., None] >= _POW10[1:]).sum(axis=-1) + 1
+    return np.searchsorted(_POW10[1:], np.abs(m), side="right") + 1
 
 
 def _step_outcomes(op, x, b, probs):
     """
-    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率)，每个来源行 2 + 2·D 项。
+    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率)，每个来源行 2 + 2·D 项（c = 0 时 3 项）。
 
     correct 和 bug 各一项（bug 用 apply_op_np，负数输入时等于正确结果）；careless 在结果 c 的 D 位里均匀挑一位 i，
     各以 1/2 的概率 |c| ± 10^i（c = 0 时只能 +1），符号跟着 c —— 和 apply_op_np 抽随机数的方式一一对应。
@@ -135,17 +136,14 @@ def _step_outcomes(op, x, b, probs):
     bug = apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
     m = np.abs(exact)
     digits = _digits(m)
-    width = int(digits.max()) if len(m) else 1
-    exists = np.arange(width)[None, :] < digits[:, None]
-    share = probs[:, 2] / digits                                          # 挑中某一位的概率
-    w_up = np.where(exists, (share * np.where(m == 0, 1.0, 0.5))[:, None], 0.0)
-    w_down = np.where(exists & (m != 0)[:, None], (share * 0.5)[:, None], 0.0)
-    sign = np.where(exact < 0, -1, 1)[:, None]
     rows = np.arange(len(x))
-    src = np.concatenate([rows, rows, np.repeat(rows, width), np.repeat(rows, width)])
-    val = np.concatenate([exact, bug, (sign * (m[:, None] + _POW10[:width])).ravel(),
-                          (sign * (m[:, None] - _POW10[:width])).ravel()])
-    w = np.concatenate([probs[:, 0], probs[:, 1], w_up.ravel(), w_down.ravel()])
+    slip = np.repeat(rows, digits)                                        # careless：每一位一行
+    place = _POW10[np.arange(len(slip)) - np.repeat(np.cumsum(digits) - digits, digits)]
+    share = (probs[:, 2] / digits)[slip]                                  # 挑中某一位的概率
+    ms, sign, down = m[slip], np.where(exact < 0, -1, 1)[slip], m[slip] != 0
+    src = np.concatenate([rows, rows, slip, slip[down]])
+    val = np.concatenate([exact, bug, sign * (ms + place), (sign * (ms - place))[down]])
+    w = np.concatenate([probs[:, 0], probs[:, 1], share * np.where(down, 0.5, 1.0), share[down] * 0.5])
     return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
 
 
@@ -157,26 +155,53 @@ def _preimages(op, b, y, bound_in, bound_out):
     y = 1），再解 c = x + b、x − b 或 x · b；bug（只对 x ≥ 0，负数时 bug 就是 correct）逐位解回去：加法不进位
     每一位只有一个解，减法大减小每一位有 b_d ± y_d 两个，乘法 x = y / (b 的各位数字之和)。bound_out 是 |c| 的上界。
     """
-    rows, width = np.arange(len(y)), len(str(int(bound_out.max())))
-    off = np.concatenate([[0], _POW10[:width], -_POW10[:width]])
-    place = _POW10[np.concatenate([[0], np.arange(width), np.arange(width)])]
-    c, opc, bc = y[:, None] - off, op[:, None], b[:, None]
-    slip = (off != 0) & np.where(c == 0, (y == 1)[:, None] & (off == 1), np.abs(c) >= place)
-    x = np.where(opc == 0, c - bc, np.where(opc == 1, c + bc, c // np.maximum(bc, 1)))
-    ok = ((off == 0) | slip) & ((opc != 2) | (c % np.maximum(bc, 1) == 0)) & (np.abs(x) <= bound_in[:, None])
-    coef = np.stack(np.broadcast_arrays(off == 0, (off == 0) & (x < 0),
-                                        slip * np.where(c == 0, 1.0, 0.5) / _digits(c)), axis=-1)
-    yd, bd = (y[:, None] // _POW10[:4]) % 10, (b[:, None] // _POW10[:4]) % 10
+    n = len(y)
+    # careless 的 c 离 y 是 ±10^i：|c| = |y| + 10^i 的 i 只受 |c| 的上界限制，|c| = |y| − 10^i 要 |c| ≥ 10^i，所以 i < y 的位数
+    # （y = 0 时两边都是 |c| = 10^i，正负各一）
+    grow = _digits(np.minimum(bound_out, 4e18).astype(np.int64))
+    shrink = np.where(y == 0, grow, _digits(y))
+    counts = 1 + grow + shrink
+    rows = np.repeat(np.arange(n), counts)
+    j = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
+    wr = grow[rows]
+    i = np.where(j <= wr, j - 1, j - 1 - wr)
+    place = _POW10[np.maximum(i, 0)]
+    sg = np.where(y[rows] < 0, -1, 1)
+    off = np.where(j == 0, 0, np.where(j <= wr, -sg * place, sg * place))
+    yr, opr, br = y[rows], op[rows], b[rows]
+    c = yr - off
+    slip = (j != 0) & np.where(c == 0, (yr == 1) & (off == 1), np.abs(c) >= place)
+    bm = np.maximum(br, 1)
+    x = np.where(opr == 0, c - br, np.where(opr == 1, c + br, c // bm))
+    ok = ((j == 0) | slip) & ((opr != 2) | (c % bm == 0)) & (np.abs(x) <= bound_in[rows])
+    rows, x, c, j, slip = rows[ok], x[ok], c[ok], j[ok], slip[ok]
+    coef = np.zeros((len(x), 3))
+    coef[:, 0] = j == 0
+    coef[:, 1] = (j == 0) & (x < 0)
+    coef[:, 2] = np.where(slip, np.where(c == 0, 1.0, 0.5) / _digits(c), 0.0)
+    # bug：只对 y ≥ 0
+    pos = y >= 0
+    yd = (y[:, None] // _POW10[:4]) % 10
+    bd = (b[:, None] // _POW10[:4]) % 10
     high = y - y % _POW10[4]
-    xd = bd[:, None, :] + _SIGNS * yd[:, None, :]                                   # 减法：(n, 16, 4)
-    sub_ok = ((xd >= 0) & (xd <= 9) & ((_SIGNS == 1) | (yd[:, None, :] > 0))).all(axis=-1)
-    ds = np.maximum(bd.sum(axis=1), 1)
-    single = np.where(op == 0, high + ((yd - bd) % 10 * _POW10[:4]).sum(axis=1), y // ds)
-    xb = np.where((op == 1)[:, None], high[:, None] + (xd * _POW10[:4]).sum(axis=-1), single[:, None])
-    okb = np.where((op == 1)[:, None], sub_ok, (np.arange(16) == 0) & ((op == 0) | (y % ds == 0))[:, None])
-    okb &= (y >= 0)[:, None] & (xb >= 0) & (xb <= bound_in[:, None])
-    src = np.concatenate([np.repeat(rows, len(off))[ok.ravel()], np.repeat(rows, 16)[okb.ravel()]])
-    return src, np.concatenate([x[ok], xb[okb]]), np.concatenate([coef[ok], np.tile([0.0, 1.0, 0.0], (okb.sum(), 1))])
+    ra = np.nonzero(pos & (op == 0))[0]
+    xa = high[ra] + ((yd[ra] - bd[ra]) % 10 * _POW10[:4]).sum(axis=1)
+    rm = np.nonzero(pos & (op == 2))[0]
+    ds = np.maximum(bd[rm].sum(axis=1), 1)
+    keep = y[rm] % ds == 0
+    rm, xm = rm[keep], (y[rm] // ds)[keep]
+    rs = np.nonzero(pos & (op == 1))[0]
+    xd = bd[rs][:, None, :] + _SIGNS * yd[rs][:, None, :]
+    sub_ok = ((xd >= 0) & (xd <= 9) & ((_SIGNS == 1) | (yd[rs][:, None, :] > 0))).all(axis=-1)
+    xs = high[rs][:, None] + (xd * _POW10[:4]).sum(axis=-1)
+    rs16 = np.repeat(rs, 16)[sub_ok.ravel()]
+    xs = xs[sub_ok]
+    brow = np.concatenate([ra, rm, rs16])
+    bx = np.concatenate([xa, xm, xs])
+    okb = (bx >= 0) & (bx <= bound_in[brow])
+    brow, bx = brow[okb], bx[okb]
+    bcoef = np.zeros((len(bx), 3)); bcoef[:, 1] = 1.0
+    return np.concatenate([rows, brow]), np.concatenate([x, bx]), np.concatenate([coef, bcoef])
 
 
 def _key(pid, x):
@@ -196,22 +221,23 @@ def _merge(pid, x, w):
     return pid[starts], x[starts], (np.add.reduceat(w, starts) if len(starts) else w)
 
 
-def _meeting_steps(batch):
+def _backward_limits(batch):
     """
-    每道题在哪一步之前相遇 (P,)，和第 t 步之前 |值| 的上界 (P, L + 1)（浮点数）。
+    每道题倒着最多走到第几步 (P,)，和第 t 步之前 |值| 的上界 (P, L + 1)（浮点数）。
 
-    上界：一步以后 |结果| ≤ 2 · (|x| + b)（加减）或 2 · |x| · b（乘）—— bug 不超过它（逐位不进位 ≤ 逐位相加，
-    各位数字之和 ≤ b），careless 最多把 |c| 翻倍（改的那一位 10^i ≤ |c|）。倒着走的步里不能有"乘 0"
-    （所有的数都变成 0，倒不回去），值的上界要小于 _FAR；其余的题在 3/5 处相遇（往前展开比倒着找便宜）。
+    上界：正确结果 |c| ≤ |x| + b（加减）或 |x| · b（乘）；bug 不超过它（逐位不进位 ≤ 逐位相加，各位数字之和 ≤ b）；
+    careless 最多给 |c| 加上它最高位的 10^(D−1)（D 是 |c| 的位数），所以 |结果| ≤ c + 10^(c 的位数 − 1)。倒着走的步里不能有"乘 0"
+    （所有的数都变成 0，倒不回去），值的上界要小于 _FAR：这些步（和它们之前的步）只能往前走。
     """
     P, L = batch.ops.shape
     bound = np.empty((P, L + 1))
     bound[:, 0] = batch.start
     for t in range(L):
         b = batch.operands[:, t]
-        bound[:, t + 1] = np.maximum(2 * np.where(batch.ops[:, t] == 2, bound[:, t] * b, bound[:, t] + b), 1)
+        c = np.maximum(np.where(batch.ops[:, t] == 2, bound[:, t] * b, bound[:, t] + b), 1)
+        bound[:, t + 1] = c + 10.0 ** np.floor(np.log10(c) + 1e-9)
     bad = batch.mask & (((batch.ops == 2) & (batch.operands == 0)) | (bound[:, 1:] >= _FAR))
-    return np.maximum((3 * batch.lengths + 2) // 5, np.where(bad, np.arange(1, L + 1), 0).max(axis=1)), bound
+    return np.where(bad, np.arange(1, L + 1), 0).max(axis=1), bound
 
 
 def answer_probs(model, problems, temperature=1.0):
@@ -243,31 +269,45 @@ def answer_probs(model, problems, temperature=1.0):
     batch = prepare_problems(problems)
     P, L = batch.ops.shape
     tables = np.stack([prob_table(model, temperature, 0 if model.cot else t) for t in range(L)])
-    meet, bound = _meeting_steps(batch)
-    ends = []
-    for start, forward in ((batch.start, True), (batch.answer, False)):
-        pid, x, w, done = np.arange(P), start.copy(), np.ones(P), []
-        for k in range(L + 1):
-            t = np.full(len(pid), k) if forward else batch.lengths[pid] - 1 - k
-            here = (t == meet[pid]) if forward else (t < meet[pid])
-            done.append((pid[here], x[here], w[here]))
-            pid, x, w, t = pid[~here], x[~here], w[~here], t[~here]
-            if not len(pid):
-                break
-            op, b = batch.ops[pid, t], batch.operands[pid, t]
-            if forward:
-                src, x, pw = _step_outcomes(op, x, b, tables[k][context_ids_np(op, x, b)])
-            else:
-                src, x, coef = _preimages(op, b, x, bound[pid, t], bound[pid, t + 1])
-                pw = (tables[t[src], context_ids_np(op[src], x, b[src])] * coef).sum(axis=1)
-            pid, x, w = _merge(pid[src], x, w[src] * pw)
-        ends.append([np.concatenate(a) for a in zip(*done)])
-    (fp, fx, fw), (bp, bx, bv) = ends
+    lowest, bound = _backward_limits(batch)
+    f, b = np.zeros(P, dtype=np.int64), batch.lengths.astype(np.int64)
+    fwd = (np.arange(P), batch.start.copy(), np.ones(P))
+    bwd = (np.arange(P), batch.answer.copy(), np.ones(P))
+    while True:
+        open_ = f < b
+        if not open_.any():
+            break
+        # 每道题只往一个方向走一步：哪边的状态少（倒着找的一步大约便宜一半）就走哪边；倒着不能越过 lowest
+        forward = open_ & ((b <= lowest) | (_FACTOR * np.bincount(fwd[0], minlength=P) <= np.bincount(bwd[0], minlength=P)))
+        backward = open_ & ~forward
+        fwd = _advance(fwd, forward, f, True, batch, tables, bound)
+        bwd = _advance(bwd, backward, b - 1, False, batch, tables, bound)
+        f, b = f + forward, b - backward
+    (fp, fx, fw), (bp, bx, bv) = fwd, bwd
     key_f, key_b = _key(fp, fx), _key(bp, bx)
     order = np.argsort(key_b)
     i = order[np.minimum(np.searchsorted(key_b[order], key_f), len(order) - 1)] if len(order) else np.zeros(0, int)
     hit = (key_b[i] == key_f) if len(order) else np.zeros(len(fp), bool)
     return np.bincount(fp[hit], weights=fw[hit] * bv[i[hit]], minlength=P)
+
+
+def _advance(state, move, step, forward, batch, tables, bound):
+    """把 move[题号] 为真的题的状态往前（或倒着）走一步，第 step[题号] 步；其余的题原样保留（放在前面）。"""
+    pid, x, w = state
+    go = move[pid]
+    if not go.any():
+        return state
+    stay = (pid[~go], x[~go], w[~go])
+    pid, x, w = pid[go], x[go], w[go]
+    t = step[pid]
+    op, b = batch.ops[pid, t], batch.operands[pid, t]
+    if forward:
+        src, x, pw = _step_outcomes(op, x, b, tables[t, context_ids_np(op, x, b)])
+    else:
+        src, x, coef = _preimages(op, b, x, bound[pid, t], bound[pid, t + 1])
+        pw = (tables[t[src], context_ids_np(op[src], x, b[src])] * coef).sum(axis=1)
+    new = _merge(pid[src], x, w[src] * pw)
+    return tuple(np.concatenate(pair) for pair in zip(stay, new))
 
 
 # =============================================================================
