@@ -114,7 +114,7 @@ def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
 # 答对的概率（所有路径，包括"写错后又被修好"的路径）：从两头往中间走
 # =============================================================================
 _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
-_FACTOR = 0.5
+_FACTOR = 0.5                                     # 往前的值数 × _FACTOR ≤ 倒着的值数时往前走（倒着的一步大约贵一倍）
 _FAR = 2 ** 40                                    # 倒着走的步里值的上界（远小于 VALUE_LIMIT，所以这些步不会截断）
 _SIGNS = 1 - 2 * ((np.arange(16)[:, None] >> np.arange(4)) & 1)   # 减法 bug 逐位解回去：低 4 位各取 ±，16 种
 
@@ -248,11 +248,13 @@ def answer_probs(model, problems, temperature=1.0):
             第 t 步以前：{值 x: 走到 x 的概率}
             每个 x 按情境 c(x) 的概率分成 correct / bug / careless 的 2 + 2·D 个结果（careless 的每一位、每个方向
             都是一个结果，见 _step_outcomes），概率相乘；不同路径走到同一个值就合并（概率相加）。
-        这样走到底，值的种类每步多 3 倍多。所以只往前走到中间（第 s 步以前），后一半**倒着**走：
+        这样走到底，值的种类每步多 3 倍多。所以从两头同时走，在中间（第 s 步以前）相遇：前面往前走，后面**倒着**走：
             第 t 步以前：{值 x: 从 x 出发最后答对的概率 V_t(x)}，V_L = 1[x = 答案]，
             V_t(x) = Σ_{这一步写出的 y} P(写出 y | x) · V_{t+1}(y)，
         只需要"能写出某个 V > 0 的 y"的 x（_preimages 把一步解回去），而且 |x| 不超过往前走可能达到的上界
-        （_meeting_steps）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
+        （_backward_limits）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
+        在哪里相遇，每道题自己决定：每一轮，哪一头的值少（倒着的一步贵一些，按 _FACTOR 折算）就让哪一头走一步，
+        两头碰上就停。
         一个情境的概率是 0 的结果直接去掉（它不贡献任何概率）；除此以外什么都不剪，所以这是精确值（只有浮点舍入误差）。
         和 exact_pass_at_1（只走正确路径）的差，就是"被修好"的概率。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem（或 ProblemBatch）；temperature：≥ 0
@@ -277,7 +279,7 @@ def answer_probs(model, problems, temperature=1.0):
         open_ = f < b
         if not open_.any():
             break
-        # 每道题只往一个方向走一步：哪边的状态少（倒着找的一步大约便宜一半）就走哪边；倒着不能越过 lowest
+        # 每道题只往一个方向走一步：哪头的值少（按 _FACTOR 折算）就走哪头；倒着不能越过 lowest
         forward = open_ & ((b <= lowest) | (_FACTOR * np.bincount(fwd[0], minlength=P) <= np.bincount(bwd[0], minlength=P)))
         backward = open_ & ~forward
         fwd = _advance(fwd, forward, f, True, batch, tables, bound)
