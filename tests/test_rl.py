@@ -15,6 +15,7 @@ from toyllm.policy import prob_table
 from toyllm.rl import (AGGREGATIONS, KL_ESTIMATORS, PRESETS, History, RLConfig, aggregate_loss, aggregation_weights,
                        clipped_surrogate, default_problems, diff_presets, group_advantages, kl_estimates, policy_loss,
                        preset, presets_table, step_rewards, train)
+from toyllm.rl import filtering
 from toyllm.sampler import sample_rollouts
 from toyllm.toy_llm import Sample, ToyLLM
 from toyllm.trainable import TrainableLLM, add_grad, probs_for, step_records
@@ -44,7 +45,8 @@ def test_presets_are_configs_of_one_loop():
     assert (PRESETS["dapo"].eps_low, PRESETS["dapo"].eps_high) == (0.2, 0.28)
     assert (PRESETS["ppo"].eps_low, PRESETS["ppo"].eps_high) == (0.2, 0.2)
     assert diff_presets("grpo", "dapo") == {"loss_agg": ("seq-mean", "token-mean"), "mu": (1, 4),
-                                            "eps_high": (0.2, 0.28), "dynamic_sampling": (False, True)}
+                                            "eps_high": (0.2, 0.28), "dynamic_sampling": (False, True),
+                                            "gen_batch_scale": (1, 3)}
     assert diff_presets("grpo", "dr_grpo") == {"advantage": ("grpo", "mean"), "loss_agg": ("seq-mean", "constant")}
     assert diff_presets("grpo", RLConfig()) == {}
     assert preset("Dr-GRPO") == PRESETS["dr_grpo"] and preset("grpo", mu=3).mu == 3
@@ -304,17 +306,37 @@ def test_equal_reward_group_gives_zero_gradient_and_dynamic_sampling_drops_it():
     assert hist["samples"][-1] > 3 * 16 * 8 and max(hist["zero_std"]) > 0
     plain = train(TrainableLLM(1e10), preset("dapo", iterations=3, batch_problems=16, dynamic_sampling=False),
                   train_set, heldout)
-    assert plain["samples"][-1] == 3 * 16 * 8
+    # 没开动态采样：每批的 gen_batch_scale × batch_problems = 3 × 16 道题全部用来训练（verl 也是这样）
+    assert plain["samples"][-1] == 3 * (3 * 16) * 8 and all(g == 3 * 16 for g in plain["groups"])
 
 
 def test_dynamic_sampling_respects_the_cap():
     train_set, heldout = default_problems(2, n_train=64, n_heldout=20)
     # 10T 模型几乎每组全对：补采到上限也常常凑不满
-    hist = train(TrainableLLM(1e13), preset("dapo", iterations=4, batch_problems=16, max_draws=3), train_set, heldout)
+    hist = train(TrainableLLM(1e13), preset("dapo", iterations=4, batch_problems=16, max_draws=3, gen_batch_scale=1),
+                 train_set, heldout)
     draws = np.diff([0] + hist["samples"]) // (16 * 8)
     assert np.all(draws <= 3)
     assert all(d == 3 for d, g in zip(draws, hist["groups"]) if g < 16)
     assert min(hist["groups"]) < 16
+
+
+def test_gen_batch_scale_draws_that_many_problems_per_batch_and_keeps_at_most_batch_problems_groups():
+    """gen_batch_scale = 3：每批挑 3 × batch_problems 道题（verl 的 data.gen_batch_size）；动态采样留下最多 batch_problems 组。"""
+    train_set, heldout = default_problems(0, n_train=64, n_heldout=10)
+    seen = []
+    real = filtering.sample_rollouts
+    cfg = preset("dapo", iterations=3, batch_problems=8)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(filtering, "sample_rollouts", lambda model, batch, *a, **k: seen.append(len(batch)) or
+                   real(model, batch, *a, **k))
+        hist = train(TrainableLLM(1e9), cfg, train_set, heldout)
+    assert seen and set(seen) == {24}
+    assert all(g <= 8 for g in hist["groups"]) and max(hist["groups"]) == 8
+    with pytest.raises(ValueError, match="batch_problems × gen_batch_scale = 32 × 3 = 96 大于训练题数 64"):
+        train(TrainableLLM(1e9), preset("dapo", iterations=1), train_set, heldout)
+    with pytest.raises(ValueError, match="gen_batch_scale"):
+        RLConfig(gen_batch_scale=0)
 
 
 def test_grpo_default_reaches_090_and_entropy_falls(problems):

@@ -370,13 +370,13 @@ def test_bad_new_options_give_chinese_errors(kwargs, match):
 
 
 def test_short_batches_are_recorded_and_can_stop_training(problems):
-    hist = train(TrainableLLM(1e9), preset("dapo", iterations=5, batch_problems=16, max_draws=1, group_size=4),
-                 *problems)
+    hist = train(TrainableLLM(1e9), preset("dapo", iterations=5, batch_problems=16, max_draws=1, group_size=4,
+                                           gen_batch_scale=1), *problems)
     assert 0 < hist.meta["short_batches"] <= 5
     assert all(g <= 16 for g in hist["groups"])
     with pytest.raises(RuntimeError, match="max_draws = 1.*on_short"):
         train(TrainableLLM(1e9), preset("dapo", iterations=5, batch_problems=16, max_draws=1, group_size=4,
-                                        on_short="raise"), *problems)
+                                        gen_batch_scale=1, on_short="raise"), *problems)
     full = train(TrainableLLM(1e9), preset("grpo", iterations=3, batch_problems=8), *problems)
     assert full.meta["short_batches"] == 0
 

@@ -256,13 +256,15 @@ plt.show()
 # ## 7. 动态采样凑不满（讲义 8.8）
 #
 # `on_short="train"`（默认）用凑到的组训练，`"raise"` 像 verl 一样停下。凑不满的次数记在 `history.meta["short_batches"]`。
-# 看输出：`max_draws=1` 时 50 次迭代里有几次凑不满；以及 `"raise"` 的报错。
+# 为了常常凑不满，这里每次只采一批（`max_draws=1`），一批只有 32 道题（`gen_batch_scale=1`；`dapo` 预设一批采 3 × 32 道）。
+# 看输出：50 次迭代里有几次凑不满；以及 `"raise"` 的报错。
 
 # %%
-h = train(TrainableLLM(1e9), preset("dapo", iterations=50, max_draws=1), train_set, heldout)
+h = train(TrainableLLM(1e9), preset("dapo", iterations=50, max_draws=1, gen_batch_scale=1), train_set, heldout)
 print(f"凑不满的迭代：{h.meta['short_batches']} / 50")
 try:
-    train(TrainableLLM(1e9), preset("dapo", iterations=5, max_draws=1, on_short="raise"), train_set, heldout)
+    train(TrainableLLM(1e9), preset("dapo", iterations=5, max_draws=1, gen_batch_scale=1, on_short="raise"),
+          train_set, heldout)
 except RuntimeError as e:
     print("RuntimeError:", e)
 

@@ -121,6 +121,11 @@ class RLConfig:
                                      "verl algorithm.filter_groups.enable")
     max_draws: int = _option(10, "最多采几批", "动态采样时每次迭代最多采几批（≥ 1）",
                              "到了上限就用已经凑到的组训练。verl algorithm.filter_groups.max_num_gen_batches", low=1)
+    gen_batch_scale: int = _option(
+        1, "每批采几倍的题", "每批采样挑 gen_batch_scale × batch_problems 道题（≥ 1；DAPO 3）",
+        "verl data.gen_batch_size = gen_batch_scale × data.train_batch_size（verl docs/algo/dapo.md 的例子是 "
+        "1536 = 3 × 512，commit b178a3cd 第 73–76 行）。开了动态采样时，从一批里留下最多 batch_problems 组奖励不全相同的组，"
+        "不够再采下一批；没开动态采样时一批全部用来训练（verl 也是这样：verl/trainer/ppo/ray_trainer.py 第 350 行，训练数据按 gen_batch_size 一批批取出）", low=1)
     reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
@@ -219,7 +224,8 @@ PRESETS = types.MappingProxyType({
     "ppo": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04),
     # DAPO：clip-higher（0.2 / 0.28）、动态采样、按步平均、没有 KL；μ = 4 让重要性比率能离开 1
     # （默认 lr = 2 时离开得很少，裁剪几乎不发生；notebook 06 用 lr = 30 才看得到裁剪和 clip-higher 的效果）
-    "dapo": _BASE.replace(loss_agg="token-mean", mu=4, eps_high=0.28, dynamic_sampling=True),
+    # 每批采 3 × 32 道题（verl 文档里 DAPO 的 gen_batch_size = 3 × train_batch_size）：大多一批就凑满
+    "dapo": _BASE.replace(loss_agg="token-mean", mu=4, eps_high=0.28, dynamic_sampling=True, gen_batch_scale=3),
     # ---- 第 6 讲 8.5–8.9 节 ----
     # 带 critic 的 PPO：优势来自学到的价值表 V(s) 和 GAE(γ = 1, λ = 0.95)（verl adv_estimator=gae）
     "ppo_critic": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, advantage="gae",

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import as_choice
+from .._checks import as_choice, as_int
 from ..sampler import Rollouts, check_rollouts, prepare_problems, sample_rollouts
 from . import losses
 from .config import REWARDS, RLConfig
@@ -79,9 +79,30 @@ def _keep_groups(rollouts, keep, group_size):
                        for f in dataclasses.fields(Rollouts)})
 
 
+def draw_size(cfg, n_problems, name="训练题"):
+    """
+    每批挑几道题：gen_batch_scale × batch_problems。
+
+    【参数】cfg：RLConfig；n_problems：题的总数；name：报错时怎么称呼这些题
+    【返回】int
+    【边界】比 n_problems 多时报中文的 ValueError，说出两个选项的值。
+    【例子】draw_size(preset("dapo"), 256) → 96
+    """
+    if not isinstance(cfg, RLConfig):
+        raise TypeError(f"cfg 必须是 RLConfig，收到 {type(cfg).__name__}")
+    n_problems = as_int("n_problems", n_problems, low=0)
+    n = cfg.batch_problems * cfg.gen_batch_scale
+    if n > n_problems:
+        both = f"batch_problems × gen_batch_scale = {cfg.batch_problems} × {cfg.gen_batch_scale} = {n}" \
+            if cfg.gen_batch_scale > 1 else f"batch_problems = {n}"
+        raise ValueError(f"{both} 大于{name}数 {n_problems}；请减小 batch_problems（或 gen_batch_scale），或多给一些题")
+    return n
+
+
 def draw_groups(model, batch, cfg, rng):
     """
-    一次迭代的采样：随机挑 cfg.batch_problems 道题，每题采样 G 份；开了动态采样就丢掉奖励全相同的组再补采。
+    一次迭代的采样：随机挑 gen_batch_scale × batch_problems 道题，每题采样 G 份；开了动态采样就丢掉奖励全相同的组，
+    最多留 batch_problems 组，不够再采下一批（verl 的 filter_groups；每批的大小是 verl 的 data.gen_batch_size）。
 
     【参数】model：TrainableLLM；batch：sampler.ProblemBatch（全部训练题）；cfg：RLConfig；rng：numpy Generator
     【返回】Draws(drawn, kept, n_constant)
@@ -92,12 +113,11 @@ def draw_groups(model, batch, cfg, rng):
     batch = prepare_problems(batch, "batch")
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
-    if cfg.batch_problems > len(batch):
-        raise ValueError(f"batch_problems = {cfg.batch_problems} 大于题数 {len(batch)}")
+    n_draw = draw_size(cfg, len(batch))
     G = cfg.group_size
     drawn, kept, kept_problems, n_constant, n_kept = [], [], [], 0, 0
     for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
-        rows = np.sort(rng.choice(len(batch), size=cfg.batch_problems, replace=False))
+        rows = np.sort(rng.choice(len(batch), size=n_draw, replace=False))
         roll = sample_rollouts(model, batch.subset(rows), G, rng, cfg.temperature)
         drawn.append(roll)
         constant = losses.constant_groups(step_rewards(roll, cfg.reward), G, roll.mask)
@@ -116,4 +136,4 @@ def draw_groups(model, batch, cfg, rng):
     return Draws(drawn, kept, n_constant, kept_problems, bool(cfg.dynamic_sampling and n_kept < cfg.batch_problems))
 
 
-__all__ = ["Draws", "concat_rollouts", "draw_groups", "step_rewards"]
+__all__ = ["Draws", "concat_rollouts", "draw_groups", "draw_size", "step_rewards"]

@@ -2,7 +2,7 @@
 RL 的训练循环：采样 → 过滤 → 优势 → μ 次更新 → 记录（第 6 讲：从 REINFORCE 到 GRPO、PPO、DAPO 是同一个循环）。
 
 【思路】每一次迭代：
-        1. 采样：随机挑 batch_problems 道题，每道题让模型做 group_size 遍（一"组"，filtering.draw_groups）；
+        1. 采样：随机挑 gen_batch_scale × batch_problems 道题，每道题让模型做 group_size 遍（一"组"，filtering.draw_groups）；
         2. 过滤：开了动态采样就丢掉奖励全相同的组、补采（DAPO）；
         3. 奖励和优势：filtering.step_rewards → losses.group_advantages（或学生自己的 advantage_fn）；
         4. 更新：μ 次，每次 kernel.loss_and_grad 算损失和梯度（objective.rl_objective 拼出损失），优化器走一步；
@@ -89,7 +89,7 @@ def train(model, config=None, train_problems=None, heldout_problems=None, *, adv
     【返回】History（列见 RL_COLUMNS 和 History 的说明）；meta 里有 config、seed、start_pass1_exact 等
     【边界】训练中按 Ctrl+C（KeyboardInterrupt）：循环停下，模型保留已经做完的更新，返回已完成迭代的记录，
         history.interrupted = True，history.message 说明停在哪里（不会把异常抛出去）。
-        batch_problems 大于训练题数时报 ValueError。
+        batch_problems × gen_batch_scale 大于训练题数时报 ValueError。
         整个训练里 BLAS 只用一个线程（blas.one_blas_thread）：损失里的点积（objective.rl_objective）超过 1 万步时，
         OpenBLAS 会叫醒别的线程，在 2 核的机器上一次点积从十几微秒变成近 1 毫秒。
     【例子】
@@ -125,8 +125,7 @@ def _check_inputs(model, cfg, train_problems, heldout_problems, advantage_fn, su
     batch = prepare_problems(train_problems, "train_problems")
     paths = heldout_problems if isinstance(heldout_problems, CorrectPaths) else \
         correct_paths(prepare_problems(heldout_problems, "heldout_problems"))
-    if cfg.batch_problems > len(batch):
-        raise ValueError(f"batch_problems = {cfg.batch_problems} 大于训练题数 {len(batch)}；请减小 batch_problems 或多给一些题")
+    filtering.draw_size(cfg, len(batch))
     for name, fn in (("advantage_fn", advantage_fn), ("surrogate_fn", surrogate_fn), ("callback", callback)):
         if fn is not None and not callable(fn):
             raise TypeError(f"{name} 必须是函数（可调用对象），收到 {fn!r}")

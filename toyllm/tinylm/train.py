@@ -191,12 +191,14 @@ class _Batch(NamedTuple):
 
 def _draw(sampler, examples, cfg, rng):
     """
-    采样一批组；开了动态采样就丢掉奖励全相同的组，再采新题补满 batch_problems 组（最多 max_draws 批，和玩具一样）。
+    采样一批组（gen_batch_scale × batch_problems 道题）；开了动态采样就丢掉奖励全相同的组，最多留 batch_problems 组，
+    不够再采下一批（最多 max_draws 批，和玩具一样）。
     """
     G, n_problems = cfg.group_size, min(cfg.batch_problems, len(examples))
+    n_draw = min(n_problems * cfg.gen_batch_scale, len(examples))
     rows, outs, rewards, drawn, n_constant = [], [], [], [], 0
     for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
-        batch = [examples[i] for i in rng.choice(len(examples), n_problems, False)]
+        batch = [examples[i] for i in rng.choice(len(examples), n_draw, False)]
         per_row = [e for e in batch for _ in range(G)]
         got = generate(sampler, [e.prompt for e in per_row], cfg.temperature, rng)
         r = np.array([e.is_correct(o) for o, e in zip(got, per_row)], float)
