@@ -14,10 +14,11 @@
        ValueError，逐个写出选项、值和原因；确实不要它们时把名字放进 ignore，结果里就没有它们（对方按它自己的做法）。
     玩具自己的设定也照样换算（optimizer="sgd"、lr = 2：两边都能用 torch 的 SGD）。真实模型想用对方的 AdamW 和学习率时，
     写 ignore=("lr", "optimizer")。
-【对方的默认值和玩具不同】有开关的一并写出：TRL lr_scheduler_type="constant"（默认线性衰减到 0）、β > 0 时
-    use_bias_correction_kl=False（TRL 1.10.0 起默认 True）、verl 的 weight_decay = 0（默认 0.01）。
-    没有开关的写在表的说明里：两边默认按梯度范数 1.0 裁剪梯度；verl 的 vanilla 损失总带 dual-clip（c 默认 3）；
-    verl 的 critic 裁剪价值（cliprange_value = 0.5）。批大小按单卡写；多卡时 TRL 的每卡批大小要除以卡数。
+【对方的默认值和玩具不同】有开关的一并写出：TRL lr_scheduler_type="constant"（默认线性衰减到 0）、
+    max_grad_norm=0（默认按梯度范数 1.0 裁剪）、β > 0 时 use_bias_correction_kl=False（TRL 1.10.0 起默认 True）；
+    verl 的 weight_decay = 0（默认 0.01）。没有开关的写在表的说明里：verl 按梯度范数裁剪（grad_clip 默认 1.0）、
+    vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）。
+    批大小按单卡写；多卡时 TRL 的每卡批大小要除以卡数。
 """
 
 import difflib
@@ -165,8 +166,8 @@ ROWS = (
     Row("loss_agg", ("bnpo",), _trl_agg("bnpo"), _verl_agg("token-mean", f"{_ALG}:1055")),
     Row("loss_agg", ("constant", "dr_grpo"), _trl_agg("dr_grpo"),
         _none("verl 的 seq-mean-token-sum-norm 不除以 B，是它的 B 倍", f"{_ALG}:1072")),
-    Row("loss_agg", ("seq-mean-token-sum",), _none("没有"), _verl_agg("seq-mean-token-sum", f"{_ALG}:1059")),
-    Row("loss_agg", ("seq-mean-token-sum-norm",), _none("没有"), _verl_agg("seq-mean-token-sum-norm", f"{_ALG}:1072")),
+    Row("loss_agg", ("seq-mean-token-sum",), _none("TRL 没有先按每份解答求和、再平均的 loss_type"), _verl_agg("seq-mean-token-sum", f"{_ALG}:1059")),
+    Row("loss_agg", ("seq-mean-token-sum-norm",), _none("TRL 的 dr_grpo 还要除以 B"), _verl_agg("seq-mean-token-sum-norm", f"{_ALG}:1072")),
     Row("mu", ANY, _attr(f"{_CFG}:679", "num_iterations", "mu"), _attr(f"{_VC}actor/actor.yaml:111", _ACT + "ppo_epochs", "mu")),
     Row("clip", (True,), _const(f"{_TR}:3084", {}), _const(f"{_ALG}:1221", {})),
     Row("clip", (False,), _none("TRL 总是裁剪", f"{_TR}:3084"), _none("verl 的 vanilla 总是裁剪", f"{_ALG}:1221")),
@@ -189,7 +190,7 @@ ROWS = (
     Row("dynamic_sampling", (False,), _const("", {}), _const("", {})),
     Row("dynamic_sampling", (True,), _none("GRPOConfig 没有动态采样"),
         _none("main_ppo 不过滤组：algorithm.filter_groups 只有 DAPO recipe 用", "verl/trainer/config/algorithm.py:611")),
-    Row("max_draws", ANY, _none("没有动态采样"), _none("main_ppo 没有动态采样")),
+    Row("max_draws", ANY, _none("只对动态采样有用"), _none("只对动态采样有用")),
     Row("reward", ("outcome",), _const("", {}, "奖励函数自己写（reward_funcs）"), _const("", {}, "奖励函数自己写")),
     Row("reward", ("process", "procedure"), _none("TRL 的奖励是每份解答一个数"),
         _none("verl 的 GRPO 先把每个 token 的奖励加成一个数", f"{_ALG}:303")),
@@ -197,9 +198,10 @@ ROWS = (
         _attr(f"{_VC}actor/actor.yaml:89", _ACT + "entropy_coeff", "entropy_coef")),
     Row("temperature", ANY, _attr(f"{_CFG}:522", "temperature", "temperature"),
         _attr(f"{_VC}rollout/rollout.yaml:11", _ROLL + "temperature", "temperature")),
-    Row("optimizer", ("sgd",), _const(f"{_TA}:127", {"optim": "sgd"}),
+    Row("optimizer", ("sgd",), _const(f"{_TA}:127", {"optim": "sgd", "max_grad_norm": 0.0}, "不裁剪梯度，和玩具一样"),
         _const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "SGD", **_WD})),
-    Row("optimizer", ("adam",), _const(f"{_TA}:118", {"optim": "adamw_torch"}, "weight_decay 默认 0，就是 Adam"),
+    Row("optimizer", ("adam",), _const(f"{_TA}:118", {"optim": "adamw_torch", "max_grad_norm": 0.0},
+                                       "weight_decay 默认 0，就是 Adam；不裁剪梯度"),
         _const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "AdamW", **_WD}, "weight_decay = 0，就是 Adam")),
     Row("seed", ANY, _attr(f"{_TA}:1293", "seed", "seed"),
         _attr(f"{_VC}data/legacy_data.yaml:65", "data.seed", "seed", "选题的顺序")),
@@ -231,7 +233,7 @@ ROWS = (
     Row("vf_coef", ANY, _none("GRPOConfig 没有 critic"),
         Rule((), lambda c: {} if c.vf_coef == 1 else "verl 的 critic 是单独的模型，价值损失没有系数", "",
              "系数 1 时一样")),
-    Row("on_short", ANY, _none("没有动态采样"), _none("main_ppo 没有动态采样（DAPO recipe 凑不满时报错）")),
+    Row("on_short", ANY, _none("只对动态采样有用"), _none("只对动态采样有用（DAPO recipe 凑不满时报错）")),
     Row("staleness", (0,), _const("", {}), _const("", {})),
     Row("staleness", ANY, _none("GRPOTrainer 每批用当前的策略采样"),
         _none("main_ppo 同步采样（异步在 verl/experimental/fully_async_policy）")),
