@@ -192,6 +192,12 @@ def test_bad_ignore_is_rejected_in_chinese(bad, error, match):
             method(ignore=bad)
 
 
+def test_bad_peer_is_rejected():
+    from toyllm.rl.peers import to_peer
+    with pytest.raises(ValueError, match="peer 必须是 'trl'、'verl' 之一"):
+        to_peer(RLConfig(), "openrlhf")
+
+
 def test_bad_as_dict_is_rejected():
     with pytest.raises(TypeError, match="as_dict 必须是 True 或 False"):
         RLConfig().to_verl(as_dict="yes")

@@ -19,11 +19,16 @@
     verl 的 weight_decay = 0（默认 0.01）。没有开关的写在表的说明里：verl 按梯度范数裁剪（grad_clip 默认 1.0）、
     vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）。
     批大小按单卡写；多卡时 TRL 的每卡批大小要除以卡数。
+【例子】
+    PRESETS["grpo"].to_trl()["num_generations"]                     # → 8
+    PRESETS["gspo"].to_verl(as_dict=True)["actor_rollout_ref.actor.policy_loss.loss_mode"]   # → "gspo"
+    [r.verl.names for r in ROWS if r.option == "mu"]                # → [('actor_rollout_ref.actor.ppo_epochs',)]
 """
 
 import difflib
 from typing import Callable, NamedTuple
 
+from .._checks import as_choice
 from .losses import AGGREGATION_TABLE
 
 TRL_COMMIT = "f2cd57710ae345ea6428ae95363267fcf38a3dc8"
@@ -291,10 +296,10 @@ def to_peer(config, peer, ignore=()):
     【参数】config：RLConfig；peer："trl" 或 "verl"；ignore：不转换的选项名（没有对应也不报错，结果里没有它们）
     【返回】dict，按 RLConfig 选项的顺序
     【边界】有对应不上的选项时报中文的 ValueError，一次列出全部（选项=值：原因），并给出写好的 ignore=(...)；
-        ignore 里有不存在的选项名报 ValueError，ignore 不是一组名字报 TypeError。
+        ignore 里有不存在的选项名、peer 不是 "trl" / "verl" 时报 ValueError，ignore 不是一组名字报 TypeError。
     【例子】to_peer(PRESETS["grpo"], "trl")["loss_type"] → "grpo"
     """
-    method = f"to_{peer}"
+    method = f"to_{as_choice('peer', peer, tuple(PEERS))}"
     ignore = _check_ignore(config, ignore, method)
     out, missing = {}, []
     for option in type(config).__dataclass_fields__:
