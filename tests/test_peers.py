@@ -86,7 +86,8 @@ def test_every_preset_converts_or_names_each_option_it_cannot(peer, name):
 def test_presets_that_convert_and_those_that_do_not():
     """哪些预设能直接转换、哪些要 ignore：写在这里，改了对照表就看得见。"""
     expect = {
-        "trl": {"reinforce": ("advantage",), "rloo": ("advantage",), "dapo": ("dynamic_sampling", "max_draws", "on_short"),
+        "trl": {"reinforce": ("advantage",), "rloo": ("advantage",),
+                "dapo": ("dynamic_sampling", "max_draws", "on_short"),
                 "ppo_critic": ("advantage", "gamma", "lam", "critic_lr", "vf_coef"), "cispo": ("cispo_clip",),
                 "reinforce_pp": ("advantage",), "grpo_async": ("staleness",)},
         "verl": {"reinforce": ("advantage",), "dr_grpo": ("loss_agg",), "ppo": ("scale_rewards",),
@@ -128,14 +129,16 @@ def test_verl_values_of_some_presets():
     assert (d["algorithm.adv_estimator"], d["algorithm.lam"], d["critic.optim.lr"]) == ("gae", 0.95, 0.1)
     assert (d[a + "use_kl_loss"], d[a + "kl_loss_coef"], d[a + "kl_loss_type"]) == (True, 0.04, "low_var_kl")
     d = PRESETS["cispo"].to_verl(as_dict=True)
-    assert (d[a + "policy_loss.loss_mode"], d[a + "clip_ratio_high"], d[a + "loss_agg_mode"]) == ("cispo", 0.28, "token-mean")
+    assert (d[a + "policy_loss.loss_mode"], d[a + "clip_ratio_high"], d[a + "loss_agg_mode"]) == \
+        ("cispo", 0.28, "token-mean")
     d = PRESETS["cispo"].replace(cispo_clip="trl", eps_high=5.0).to_verl(as_dict=True)
     assert (d[a + "clip_ratio_low"], d[a + "clip_ratio_high"]) == (10.0, 4.0)       # clip(ρ, −9, 5) = min(ρ, 5)
     d = PRESETS["grpo_async"].to_verl(ignore=("staleness",), as_dict=True)
     assert (d["algorithm.rollout_correction.rollout_is"], d["algorithm.rollout_correction.rollout_is_threshold"]) == \
         ("token", 2.0)
     d = PRESETS["rloo"].to_verl(as_dict=True)
-    assert (d["algorithm.adv_estimator"], d["actor_rollout_ref.rollout.n"], d["data.train_batch_size"]) == ("rloo", 8, 32)
+    assert (d["algorithm.adv_estimator"], d["actor_rollout_ref.rollout.n"], d["data.train_batch_size"]) == \
+        ("rloo", 8, 32)
     assert PRESETS["reinforce_pp"].to_verl(as_dict=True)["algorithm.adv_estimator"] == "reinforce_plus_plus_baseline"
     assert PRESETS["dr_grpo"].to_verl(ignore=("loss_agg",), as_dict=True)["algorithm.norm_adv_by_std_in_grpo"] is False
 
@@ -206,7 +209,8 @@ def test_bad_as_dict_is_rejected():
 def test_hydra_values():
     assert [hydra_value(v) for v in (True, False, None, 3e-4, 1e-6, 8, "seq-mean-token-mean")] == \
         ["true", "false", "null", "0.0003", "1e-06", "8", "seq-mean-token-mean"]
-    assert PRESETS["grpo"].to_verl() == [f"{k}={hydra_value(v)}" for k, v in PRESETS["grpo"].to_verl(as_dict=True).items()]
+    as_dict = PRESETS["grpo"].to_verl(as_dict=True)
+    assert PRESETS["grpo"].to_verl() == [f"{k}={hydra_value(v)}" for k, v in as_dict.items()]
 
 
 def test_every_policy_loss_and_cispo_clip_converts_somewhere():

@@ -119,14 +119,14 @@ class RLConfig:
                                 "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）",
                                 KL_ESTIMATORS)
     dynamic_sampling: bool = _option(False, "动态采样", "动态采样（DAPO）：丢掉奖励全相同的组，再采新题补满",
-                                     "verl algorithm.filter_groups.enable")
+                                     "verl 的 DAPO recipe：algorithm.filter_groups.enable（main_ppo 没有）")
     max_draws: int = _option(10, "最多采几批", "动态采样时每次迭代最多采几批（≥ 1）",
-                             "到了上限就用已经凑到的组训练。verl algorithm.filter_groups.max_num_gen_batches", low=1)
+                             "到了上限就用已经凑到的组训练。verl 的 DAPO recipe：algorithm.filter_groups.max_num_gen_batches", low=1)
     reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
-                                  "verl actor.entropy_coeff；TRL entropy_coef（f2cd5771 的 grpo_config.py:866；TRL 总是按 token "
-                                  "平均熵，不管 loss_type，本包按 loss_agg 的权重）")
+                                  "verl actor.entropy_coeff；TRL entropy_coef（f2cd5771 的 grpo_config.py:866；"
+                                  "TRL 总是按 token 平均熵，不管 loss_type，本包按 loss_agg 的权重）")
     temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
                                  "TRL temperature。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
     optimizer: str = _option(

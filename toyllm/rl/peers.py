@@ -96,7 +96,8 @@ def _trl_agg(loss_type):
         if c.policy_loss == "cispo":       # TRL 的 cispo 自己就是一种 loss_type，按全局的 token 数平均
             return {} if loss_type == "dapo" else "TRL 的 loss_type=\"cispo\" 固定按 token 平均（= loss_agg=\"token-mean\"）"
         return {"loss_type": loss_type}
-    return Rule(("loss_type",), convert, f"{_TR}:" + {"grpo": "3124", "dapo": "3139", "bnpo": "3129", "dr_grpo": "3134"}[loss_type])
+    line = {"grpo": 3124, "dapo": 3139, "bnpo": 3129, "dr_grpo": 3134}[loss_type]
+    return Rule(("loss_type",), convert, f"{_TR}:{line}")
 
 
 def _verl_agg(mode, source):
@@ -150,7 +151,8 @@ ROWS = (
     Row("advantage", ("none",), _none("GRPOTrainer 总是减去组平均", f"{_TR}:2705"),
         _none("verl 没有 A = r 的估计（reinforce_plus_plus 是折扣回报再白化）", f"{_ALG}:582")),
     Row("advantage", ("mean",), _const(f"{_TR}:2706", {"scale_rewards": "none"}),
-        _const(f"{_VC}ppo_trainer.yaml:84", {_ALGO + "adv_estimator": "grpo", _ALGO + "norm_adv_by_std_in_grpo": False})),
+        _const(f"{_VC}ppo_trainer.yaml:84",
+               {_ALGO + "adv_estimator": "grpo", _ALGO + "norm_adv_by_std_in_grpo": False})),
     Row("advantage", ("rloo",), _none("GRPOTrainer 没有；TRL 另有 RLOOTrainer（RLOOConfig）", "trl/trainer/rloo_config.py:23"),
         _const(f"{_ALG}:476", {_ALGO + "adv_estimator": "rloo"})),
     Row("advantage", ("grpo",), _const(f"{_TR}:2707", {}, "GRPOTrainer 本来就是；除不除标准差见 scale_rewards"),
@@ -171,9 +173,12 @@ ROWS = (
     Row("loss_agg", ("bnpo",), _trl_agg("bnpo"), _verl_agg("token-mean", f"{_ALG}:1055")),
     Row("loss_agg", ("constant", "dr_grpo"), _trl_agg("dr_grpo"),
         _none("verl 的 seq-mean-token-sum-norm 不除以 B，是它的 B 倍", f"{_ALG}:1072")),
-    Row("loss_agg", ("seq-mean-token-sum",), _none("TRL 没有先按每份解答求和、再平均的 loss_type"), _verl_agg("seq-mean-token-sum", f"{_ALG}:1059")),
-    Row("loss_agg", ("seq-mean-token-sum-norm",), _none("TRL 的 dr_grpo 还要除以 B"), _verl_agg("seq-mean-token-sum-norm", f"{_ALG}:1072")),
-    Row("mu", ANY, _attr(f"{_CFG}:679", "num_iterations", "mu"), _attr(f"{_VC}actor/actor.yaml:111", _ACT + "ppo_epochs", "mu")),
+    Row("loss_agg", ("seq-mean-token-sum",), _none("TRL 没有先按每份解答求和、再平均的 loss_type"),
+        _verl_agg("seq-mean-token-sum", f"{_ALG}:1059")),
+    Row("loss_agg", ("seq-mean-token-sum-norm",), _none("TRL 的 dr_grpo 还要除以 B"),
+        _verl_agg("seq-mean-token-sum-norm", f"{_ALG}:1072")),
+    Row("mu", ANY, _attr(f"{_CFG}:679", "num_iterations", "mu"),
+        _attr(f"{_VC}actor/actor.yaml:111", _ACT + "ppo_epochs", "mu")),
     Row("clip", (True,), _const(f"{_TR}:3084", {}), _const(f"{_ALG}:1221", {})),
     Row("clip", (False,), _none("TRL 总是裁剪", f"{_TR}:3084"), _none("verl 的 vanilla 总是裁剪", f"{_ALG}:1221")),
     Row("eps_low", ANY, _attr(f"{_CFG}:683", "epsilon", "eps_low"),
@@ -188,8 +193,10 @@ ROWS = (
         Rule((_ACT + "use_kl_loss", _ACT + "kl_loss_coef"),
              lambda c: {_ACT + "use_kl_loss": c.beta > 0, **({_ACT + "kl_loss_coef": c.beta} if c.beta else {})},
              f"{_VC}actor/actor.yaml:95")),
-    Row("kl_estimator", ("k1",), _none("TRL 只有 k3", f"{_TR}:3072"), _const(f"{_ALG}:1879", {_ACT + "kl_loss_type": "kl"})),
-    Row("kl_estimator", ("k2",), _none("TRL 只有 k3", f"{_TR}:3072"), _const(f"{_ALG}:1885", {_ACT + "kl_loss_type": "mse"})),
+    Row("kl_estimator", ("k1",), _none("TRL 只有 k3", f"{_TR}:3072"),
+        _const(f"{_ALG}:1879", {_ACT + "kl_loss_type": "kl"})),
+    Row("kl_estimator", ("k2",), _none("TRL 只有 k3", f"{_TR}:3072"),
+        _const(f"{_ALG}:1885", {_ACT + "kl_loss_type": "mse"})),
     Row("kl_estimator", ("k3",), _const(f"{_TR}:3072", {}, "TRL 固定用 k3"),
         _const(f"{_ALG}:1890", {_ACT + "kl_loss_type": "low_var_kl"})),
     Row("dynamic_sampling", (False,), _const("", {}), _const("", {})),
@@ -233,7 +240,8 @@ ROWS = (
     Row("lam", ANY, _none("GRPOConfig 没有 critic"), _attr(f"{_VC}ppo_trainer.yaml:78", _ALGO + "lam", "lam")),
     Row("critic_lr", ANY, _none("GRPOConfig 没有 critic"),
         Rule(("critic.optim.lr", "critic.optim.weight_decay"),
-             lambda c: {"critic.optim.lr": c.critic_lr, "critic.optim.weight_decay": 0.0}, f"{_VC}critic/critic.yaml:19",
+             lambda c: {"critic.optim.lr": c.critic_lr, "critic.optim.weight_decay": 0.0},
+             f"{_VC}critic/critic.yaml:19",
              "verl 的 critic 还会裁剪价值（cliprange_value = 0.5），没有开关")),
     Row("vf_coef", ANY, _none("GRPOConfig 没有 critic"),
         Rule((), lambda c: {} if c.vf_coef == 1 else "verl 的 critic 是单独的模型，价值损失没有系数", "",
