@@ -14,7 +14,7 @@ import pytest
 
 from toyllm.rl import PRESETS, RLConfig
 from toyllm.rl.config import CISPO_CLIPS, POLICY_LOSSES
-from toyllm.rl.peers import ACTIVE, ANY, ROWS, TRL_COMMIT, VERL_COMMIT, hydra_value
+from toyllm.rl.peers import ACTIVE, ANY, ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT, hydra_value
 
 NAMES = json.loads((Path(__file__).parent / "peer_names.json").read_text(encoding="utf-8"))
 KNOWN = {"trl": set(NAMES["trl"]["fields"]), "verl": set(NAMES["verl"]["keys"])}
@@ -38,6 +38,11 @@ def test_the_names_table_is_from_the_pinned_commits():
     assert {"num_generations", "loss_type", "epsilon_high", "per_device_train_batch_size", "max_steps"} <= KNOWN["trl"]
     assert {"actor_rollout_ref.actor.clip_ratio_low", "algorithm.adv_estimator"} <= KNOWN["verl"]
     assert "filter_groups" not in " ".join(KNOWN["verl"])          # main_ppo 的配置里没有动态采样
+
+
+def test_the_transformers_version_of_the_sources_is_the_one_make_test_peers_installs():
+    text = (Path(__file__).parent.parent / "tools" / "peers-requirements.txt").read_text(encoding="utf-8")
+    assert f"transformers=={TRANSFORMERS_VERSION}\n" in text and NAMES["trl"]["transformers"] == TRANSFORMERS_VERSION
 
 
 def test_every_option_and_every_choice_has_a_row():
