@@ -12,6 +12,7 @@
 #   make lock         依赖变了以后重新生成锁文件 constraints.txt（然后 make test）
 #   make test-latest  用各个包的最新版（不用锁文件）在 .venv-latest 里跑全部测试，并列出和锁文件不同的版本
 #   make test-min     用 pyproject.toml 写的最低版本（Python 3.10）在 .venv-min 里跑全部测试
+#   make test-peers   在 .venv-peers 里装 TRL、verl，核对 RLConfig.to_trl() / to_verl()（tests/test_peers*.py）
 # 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'、TEST_WORKERS=0
 
 PYTHON ?= python3
@@ -38,7 +39,7 @@ export OPENBLAS_CORETYPE ?= Haswell
 endif
 comma := ,
 
-.PHONY: lab test demo homework grade bench notebooks figures venv clean-venv site voila lock test-latest test-min print-python-min
+.PHONY: lab test demo homework grade bench notebooks figures venv clean-venv site voila lock test-latest test-min test-peers print-python-min
 
 # 虚拟环境：每组 extras 一个标记文件（.venv/.stamp-notebook、.venv/.stamp-dev ……），所以 make lab 建的
 # 环境（只有 notebook）再 make test 时会补装 dev 的依赖。pyproject.toml 或锁文件比标记新、或者 .venv 里的
@@ -130,6 +131,23 @@ test-latest:
 # pyproject.toml 写的下限上（间接依赖取能配合的最新版）；先核对确实装的是下限，再跑和 make test 一样的测试
 # （也装 site 和 voila：课程网站和 Voilà 的浏览器测试也在最低版本上跑）。
 MIN_EXTRAS ?= dev site voila
+# make test-peers：用真的 TRL 和 verl 核对 RLConfig.to_trl() / to_verl()（tests/test_peers_installed.py）。
+# 版本在 tools/peers-requirements.txt（TRL、transformers……）和 tools/peers-nodeps.txt（verl，--no-deps：测试只读它的
+# Hydra 配置，不 import 它）。torch 先单独用 pip 装（TORCH_SPEC；有的机器上 pip 从本地的 wheel 目录拿 CPU 版，uv 不找那里）。
+PEERS_VENV ?= .venv-peers
+TORCH_SPEC ?= torch==2.13.0
+$(PEERS_VENV)/.stamp-peers: tools/peers-requirements.txt tools/peers-nodeps.txt pyproject.toml
+	rm -rf $(PEERS_VENV)
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet $(TORCH_SPEC)
+	$(PEERS_VENV)/bin/python -m pip install --quiet -r tools/peers-requirements.txt
+	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -r tools/peers-nodeps.txt
+	$(PEERS_VENV)/bin/python -m pip install --quiet -e .
+	@touch $@
+
+test-peers: $(PEERS_VENV)/.stamp-peers
+	$(PEERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/test_peers.py tests/test_peers_installed.py
+
 test-min:
 	rm -rf .venv-min
 	$(PYTHON_MIN) -m venv .venv-min

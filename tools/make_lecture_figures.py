@@ -33,7 +33,9 @@ from toyllm import CONTEXT_NAMES, CONTEXTS, ToyLLM, TrainableLLM, fmt_size, make
 from toyllm.exact import answer_pass_at_k, answer_probs, correct_paths  # noqa: E402
 from toyllm.experiments import inference_curves  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
-from toyllm.rl import default_problems, preset, train  # noqa: E402
+from toyllm.rl import PRESETS, RLConfig, default_problems, preset, train  # noqa: E402
+from toyllm.rl.config import format_option  # noqa: E402
+from toyllm.rl.peers import ANY, ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT, hydra_value  # noqa: E402
 from toyllm.scaling import fit_sigmoid, reach_target, scaling_curve  # noqa: E402
 
 LECTURES = ROOT / "lectures"
@@ -52,6 +54,7 @@ TARGET = 0.8                                       # "到 pass@1 ≥ 0.8 用了�
 CLIP = {"size": 1e8, "lr": 30.0, "mu": 4, "iterations": 100, "seeds": (0, 1, 2, 3), "last": 20}
 YUE_KS = tuple(2 ** i for i in range(9))           # 1 … 256
 YUE_TABLE_KS = (1, 4, 16, 64, 256)
+DAPO_IGNORE = ("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short")   # 讲义 8.10 节的例子：TRL 没有动态采样
 
 
 def lecture_problems():
@@ -260,7 +263,50 @@ def render_blocks(numbers):
         lines.append(f"| {k} | {_f(row['base'])} | {_f(row['rl'])} | {row['diff']:+.4f} |")
     lines += ["", f"k = 1, 2, 4, …, 256 中，\"基座 − GRPO\" 的最大值是 {y['max_base_minus_rl']:.1e}。"]
     blocks["yue"] = "\n".join(lines)
+    blocks["peers"] = render_peers()
     return blocks
+
+
+def _peer_cell(row, peer):
+    """对照表的一格：对方的名字（按取值分的行写成 名字=值）和说明；没有对应时是"没有"加原因。出处单独一列。"""
+    rule = getattr(row, peer)
+    if rule.convert is None:
+        return f"没有：{rule.note}"
+    # 按取值分的行：这个取值（其余选项取默认值）换算出来的值；管所有取值的行只写名字
+    fixed = rule.convert(RLConfig(**{row.option: row.value[0]})) if row.value != ANY else None
+    short = lambda n: n.replace("actor_rollout_ref.", "")                       # noqa: E731
+    show = hydra_value if peer == "verl" else repr
+    if isinstance(fixed, dict) and fixed:
+        names = "、".join(f"`{short(k)}={show(v)}`" for k, v in fixed.items())
+    else:
+        names = "、".join(f"`{short(n)}`" for n in rule.names)
+    return "；".join(x for x in (names, rule.note) if x) or "（不用设）"
+
+
+def _source_cell(rule):
+    for prefix in ("trl/trainer/", "verl/trainer/"):
+        if rule.source.startswith(prefix):
+            return f"`{rule.source[len(prefix):]}`"
+    return f"`{rule.source}`" if rule.source else ""
+
+
+def render_peers():
+    """讲义 8.10 节：RLConfig 的选项在 TRL 和 verl 里的名字，由 toyllm.rl.peers.ROWS 生成（to_trl / to_verl 查的是同一张表）。"""
+    lines = [f"TRL 提交 `{TRL_COMMIT[:8]}`（`GRPOConfig` 从 transformers 继承的字段：transformers {TRANSFORMERS_VERSION} 的 "
+             f"`training_args.py`），verl 提交 `{VERL_COMMIT[:8]}`。出处一列是文件和行号（TRL 的文件省去 `trl/trainer/`，"
+             "verl 的省去 `verl/trainer/`）；verl 的名字省去了开头的 `actor_rollout_ref.`。"
+             "同一个选项有几行时，按取值分开；\"不用设\"是对方本来就这样做。", "",
+             "| 选项（取值） | TRL（`GRPOConfig`） | 出处 | verl（`main_ppo` 的覆盖项） | 出处 |", "|---|---|---|---|---|"]
+    for row in ROWS:
+        value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
+        lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')} | {_source_cell(row.trl)} | "
+                     f"{_peer_cell(row, 'verl')} | {_source_cell(row.verl)} |")
+    kw = PRESETS["dapo"].to_trl(ignore=DAPO_IGNORE)
+    lines += ["", f"例：`PRESETS[\"dapo\"].to_trl(ignore={DAPO_IGNORE!r})` 给出", "", "```python",
+              "dict(" + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")", "```", "",
+              "`PRESETS[\"gspo\"].to_verl()` 给出（接在 `python -m verl.trainer.main_ppo` 后面）：", "", "```text",
+              *PRESETS["gspo"].to_verl(), "```"]
+    return "\n".join(lines)
 
 
 BLOCK_RE = re.compile(r"(<!-- generated:(?P<name>[a-z0-9_]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)",

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from .._checks import as_bool, as_choice, as_int, as_list, as_real
 from ..text import display_width, pad
 from .losses import ADVANTAGES, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
+from .peers import hydra_value, to_peer
 
 ADVANTAGE_ESTIMATORS = GROUP_ADVANTAGES + ("gae",)
 """RLConfig.advantage 接受的全部取值："gae" 用学到的 critic（rl/critic.py），不是按组算的。
@@ -118,19 +119,19 @@ class RLConfig:
                                 "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）",
                                 KL_ESTIMATORS)
     dynamic_sampling: bool = _option(False, "动态采样", "动态采样（DAPO）：丢掉奖励全相同的组，再采新题补满",
-                                     "verl algorithm.filter_groups.enable")
+                                     "verl 的 DAPO recipe：algorithm.filter_groups.enable（main_ppo 没有）")
     max_draws: int = _option(10, "最多采几批", "动态采样时每次迭代最多采几批（≥ 1）",
-                             "到了上限就用已经凑到的组训练。verl algorithm.filter_groups.max_num_gen_batches", low=1)
+                             "到了上限就用已经凑到的组训练。verl 的 DAPO recipe：algorithm.filter_groups.max_num_gen_batches", low=1)
     gen_batch_scale: int = _option(
         1, "每批采几倍的题", "每批采样挑 gen_batch_scale × batch_problems 道题（≥ 1；DAPO 3）",
-        "verl data.gen_batch_size = gen_batch_scale × data.train_batch_size（verl docs/algo/dapo.md 的例子是 "
+        "verl data.gen_batch_size = gen_batch_scale × data.train_batch_size（verl 的 DAPO recipe；docs/algo/dapo.md 的例子是 "
         "1536 = 3 × 512，commit b178a3cd 第 73–76 行）。开了动态采样时，从一批里留下最多 batch_problems 组奖励不全相同的组，"
         "不够再采下一批；没开动态采样时一批全部用来训练（verl 也是这样：verl/trainer/ppo/ray_trainer.py 第 350 行，训练数据按 gen_batch_size 一批批取出）", low=1)
     reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
-                                  "verl actor.entropy_coeff；TRL 的 GRPOConfig 没有熵奖励（查于 huggingface/trl 主分支 2026 年初的 "
-                                  "grpo_config.py；它的 top_entropy_quantile 只在损失里保留高熵 token，不是熵奖励）")
+                                  "verl actor.entropy_coeff；TRL entropy_coef（f2cd5771 的 grpo_config.py:866；"
+                                  "TRL 总是按 token 平均熵，不管 loss_type，本包按 loss_agg 的权重）")
     temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
                                  "TRL temperature。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
     optimizer: str = _option(
@@ -200,6 +201,44 @@ class RLConfig:
     def to_dict(self):
         """全部选项 {名字: 值}（按定义顺序），可以直接写进 JSON。"""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def to_trl(self, ignore=()):
+        """
+        同一个算法在 TRL 里的写法：trl.GRPOConfig 的关键字参数（TRL 提交 f2cd5771；对照表是 peers.ROWS，讲义 8.10 节）。
+
+        【思路】逐个选项查 peers.ROWS：有对应的换成 TRL 的名字和值（group_size → num_generations，
+            batch_problems × group_size → per_device_train_batch_size，iterations × mu → max_steps……）；
+            在这个配置里不起作用的选项跳过（β = 0 时的 kl_estimator……）。
+        【参数】ignore：不转换的选项名（元组）。它们没有对应也不报错，结果里也没有它们，TRL 用自己的默认值
+        【返回】dict {GRPOConfig 的字段: 值}；模型、数据、output_dir、max_completion_length 由你自己补上
+        【边界】TRL 没有对应的选项（动态采样、critic、过程奖励、陈旧采样……）一起报一个中文的 ValueError，
+            每个写明选项、值和原因，并给出写好的 ignore=(...)；ignore 里不是选项名的报 ValueError。
+            玩具的 lr = 2 和 optimizer="sgd" 照样换算（optim="sgd"）：真实模型一般写 ignore=("lr", "optimizer")。
+        【例子】
+            PRESETS["grpo"].to_trl()["loss_type"]                          # → "grpo"
+            PRESETS["dapo"].to_trl()                                       # ValueError：dynamic_sampling=True ……
+            kw = PRESETS["dapo"].to_trl(ignore=("dynamic_sampling", "max_draws", "on_short", "lr", "optimizer"))
+            kw["loss_type"], kw["epsilon_high"]                            # → ("dapo", 0.28)
+            trl.GRPOConfig(output_dir="out", **kw)
+        """
+        return to_peer(self, "trl", ignore)
+
+    def to_verl(self, ignore=(), as_dict=False):
+        """
+        同一个算法在 verl 里的写法：python -m verl.trainer.main_ppo 后面的 Hydra 覆盖项（verl 提交 b178a3cd）。
+
+        【思路】和 to_trl 一样逐个选项查 peers.ROWS，名字是 verl 配置里的完整路径（actor_rollout_ref.actor.clip_ratio_low……）。
+        【参数】ignore：不转换的选项名（同 to_trl）；as_dict：True 时返回 {路径: 值}，否则返回 "路径=值" 的列表
+        【返回】list of str（可以直接粘在命令后面）或 dict；模型、数据、micro batch 大小由你自己补上
+        【边界】同 to_trl：verl 没有对应的选项（动态采样、scale_rewards="batch"、loss_agg="constant"……）一起报中文的 ValueError。
+        【例子】
+            PRESETS["gspo"].to_verl()[-3:]
+            # → ['actor_rollout_ref.actor.policy_loss.loss_mode=gspo', 'actor_rollout_ref.actor.clip_ratio_low=0.0003',
+            #    'actor_rollout_ref.actor.clip_ratio_high=0.0004']
+            print("python -m verl.trainer.main_ppo", *PRESETS["grpo"].to_verl())   # 一整行命令
+        """
+        out = to_peer(self, "verl", ignore)
+        return out if as_bool("as_dict", as_dict) else [f"{k}={hydra_value(v)}" for k, v in out.items()]
 
 
 RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(
