@@ -18,7 +18,7 @@ LAYERS = [
     ("模型", ["toy_llm"]),
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
-    ("采样、精确计算", ["sampler", "exact"]),
+    ("采样、精确计算（answer_probs 的零件在 _value_steps）", ["sampler", "_value_steps", "exact"]),
     ("RL 的公式和它们的选项（不知道玩具模型）；选项在 TRL / verl 里的名字", ["rl.surrogates", "rl.losses", "rl.peers"]),
     ("训练记录、RL 的配置（从公式导入选项）、目标函数", ["history", "rl.config", "rl.critic", "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),

@@ -22,10 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_int, as_real
-from .arithmetic import CONTEXTS, apply_op_np, context_ids_np, exact_np
+from ._value_steps import advance, state_key, value_bounds
+from .arithmetic import CONTEXTS
 from .entropy import entropy_and_grad
 from .policy import check_table_model, prob_table
-from .sampler import VALUE_LIMIT, prepare_problems
+from .sampler import prepare_problems
 
 
 @dataclass(frozen=True)
@@ -113,131 +114,7 @@ def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
 # =============================================================================
 # 答对的概率（所有路径，包括"写错后又被修好"的路径）：从两头往中间走
 # =============================================================================
-_POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
 _FACTOR = 0.5                                     # 往前的值数 × _FACTOR ≤ 倒着的值数时往前走（倒着的一步大约贵一倍）
-_FAR = 2 ** 40                                    # 倒着走的步里值的上界（远小于 VALUE_LIMIT，所以这些步不会截断）
-_SIGNS = 1 - 2 * ((np.arange(16)[:, None] >> np.arange(4)) & 1)   # 减法 bug 逐位解回去：低 4 位各取 ±，16 种
-
-
-def _digits(m):
-    """|m| 的十进制位数（0 算 1 位），m 是 int64 数组。"""
-    return np.searchsorted(_POW10[1:], np.abs(m), side="right") + 1
-
-
-def _step_outcomes(op, x, b, probs):
-    """
-    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率)，每个来源行 2 + 2·D 项（c = 0 时 3 项）。
-
-    correct 和 bug 各一项（bug 用 apply_op_np，负数输入时等于正确结果）；careless 在结果 c 的 D 位里均匀挑一位 i，
-    各以 1/2 的概率 |c| ± 10^i（c = 0 时只能 +1），符号跟着 c —— 和 apply_op_np 抽随机数的方式一一对应。
-    结果按采样器的 VALUE_LIMIT 截断。
-    """
-    exact = exact_np(op, x, b)
-    bug = apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
-    m = np.abs(exact)
-    digits = _digits(m)
-    rows = np.arange(len(x))
-    slip = np.repeat(rows, digits)                                        # careless：每一位一行
-    place = _POW10[np.arange(len(slip)) - np.repeat(np.cumsum(digits) - digits, digits)]
-    share = (probs[:, 2] / digits)[slip]                                  # 挑中某一位的概率
-    ms, sign, down = m[slip], np.where(exact < 0, -1, 1)[slip], m[slip] != 0
-    src = np.concatenate([rows, rows, slip, slip[down]])
-    val = np.concatenate([exact, bug, sign * (ms + place), (sign * (ms - place))[down]])
-    w = np.concatenate([probs[:, 0], probs[:, 1], share * np.where(down, 0.5, 1.0), share[down] * 0.5])
-    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
-
-
-def _preimages(op, b, y, bound_in, bound_out):
-    """
-    一步倒着走：所有 |x| ≤ bound_in、这一步能从 x 写出 y 的 (来源行, x, 系数)，从 x 写出 y 的概率 = π(· | c(x)) · 系数。
-
-    correct 和 careless 先找"正确结果" c：c = y（correct），或 c = y ∓ 10^i 且 c 有第 i 位（careless；c = 0 时只有
-    y = 1），再解 c = x + b、x − b 或 x · b；bug（只对 x ≥ 0，负数时 bug 就是 correct）逐位解回去：加法不进位
-    每一位只有一个解，减法大减小每一位有 b_d ± y_d 两个，乘法 x = y / (b 的各位数字之和)。bound_out 是 |c| 的上界。
-    """
-    n = len(y)
-    # careless 的 c 离 y 是 ±10^i：|c| = |y| + 10^i 的 i 只受 |c| 的上界限制，|c| = |y| − 10^i 要 |c| ≥ 10^i，所以 i < y 的位数
-    # （y = 0 时两边都是 |c| = 10^i，正负各一）
-    grow = _digits(np.minimum(bound_out, 4e18).astype(np.int64))
-    shrink = np.where(y == 0, grow, _digits(y))
-    counts = 1 + grow + shrink
-    rows = np.repeat(np.arange(n), counts)
-    j = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    wr = grow[rows]
-    i = np.where(j <= wr, j - 1, j - 1 - wr)
-    place = _POW10[np.maximum(i, 0)]
-    sg = np.where(y[rows] < 0, -1, 1)
-    off = np.where(j == 0, 0, np.where(j <= wr, -sg * place, sg * place))
-    yr, opr, br = y[rows], op[rows], b[rows]
-    c = yr - off
-    slip = (j != 0) & np.where(c == 0, (yr == 1) & (off == 1), np.abs(c) >= place)
-    bm = np.maximum(br, 1)
-    x = np.where(opr == 0, c - br, np.where(opr == 1, c + br, c // bm))
-    ok = ((j == 0) | slip) & ((opr != 2) | (c % bm == 0)) & (np.abs(x) <= bound_in[rows])
-    rows, x, c, j, slip = rows[ok], x[ok], c[ok], j[ok], slip[ok]
-    coef = np.zeros((len(x), 3))
-    coef[:, 0] = j == 0
-    coef[:, 1] = (j == 0) & (x < 0)
-    coef[:, 2] = np.where(slip, np.where(c == 0, 1.0, 0.5) / _digits(c), 0.0)
-    # bug：只对 y ≥ 0
-    pos = y >= 0
-    yd = (y[:, None] // _POW10[:4]) % 10
-    bd = (b[:, None] // _POW10[:4]) % 10
-    high = y - y % _POW10[4]
-    ra = np.nonzero(pos & (op == 0))[0]
-    xa = high[ra] + ((yd[ra] - bd[ra]) % 10 * _POW10[:4]).sum(axis=1)
-    rm = np.nonzero(pos & (op == 2))[0]
-    ds = np.maximum(bd[rm].sum(axis=1), 1)
-    keep = y[rm] % ds == 0
-    rm, xm = rm[keep], (y[rm] // ds)[keep]
-    rs = np.nonzero(pos & (op == 1))[0]
-    xd = bd[rs][:, None, :] + _SIGNS * yd[rs][:, None, :]
-    sub_ok = ((xd >= 0) & (xd <= 9) & ((_SIGNS == 1) | (yd[rs][:, None, :] > 0))).all(axis=-1)
-    xs = high[rs][:, None] + (xd * _POW10[:4]).sum(axis=-1)
-    rs16 = np.repeat(rs, 16)[sub_ok.ravel()]
-    xs = xs[sub_ok]
-    brow = np.concatenate([ra, rm, rs16])
-    bx = np.concatenate([xa, xm, xs])
-    okb = (bx >= 0) & (bx <= bound_in[brow])
-    brow, bx = brow[okb], bx[okb]
-    bcoef = np.zeros((len(bx), 3)); bcoef[:, 1] = 1.0
-    return np.concatenate([rows, brow]), np.concatenate([x, bx]), np.concatenate([coef, bcoef])
-
-
-def _key(pid, x):
-    """(题号, 值) 合成一个 int64 键（题号 < 2^21；|值| ≥ _FAR 的都算成 ±_FAR），按键排序 = 先按题号、再按值排序。"""
-    return pid * (4 * _FAR) + np.clip(x, -_FAR, _FAR) + 2 * _FAR
-
-
-def _merge(pid, x, w):
-    """把相同的 (题号, 值) 合并（概率相加），去掉概率为 0 的行；结果按 (题号, 值) 排好。"""
-    keep = np.nonzero(w > 0)[0]
-    near = len(keep) and np.abs(x[keep]).max() < _FAR
-    order = keep[np.argsort(_key(pid[keep], x[keep]), kind="stable") if near else np.lexsort((x[keep], pid[keep]))]
-    pid, x, w = pid[order], x[order], w[order]
-    first = np.ones(len(x), dtype=bool)
-    first[1:] = (x[1:] != x[:-1]) | (pid[1:] != pid[:-1])
-    starts = np.nonzero(first)[0]
-    return pid[starts], x[starts], (np.add.reduceat(w, starts) if len(starts) else w)
-
-
-def _backward_limits(batch):
-    """
-    每道题倒着最多走到第几步 (P,)，和第 t 步之前 |值| 的上界 (P, L + 1)（浮点数）。
-
-    上界：正确结果 |c| ≤ |x| + b（加减）或 |x| · b（乘）；bug 不超过它（逐位不进位 ≤ 逐位相加，各位数字之和 ≤ b）；
-    careless 最多给 |c| 加上它最高位的 10^(D−1)（D 是 |c| 的位数），所以 |结果| ≤ c + 10^(c 的位数 − 1)。倒着走的步里不能有"乘 0"
-    （所有的数都变成 0，倒不回去），值的上界要小于 _FAR：这些步（和它们之前的步）只能往前走。
-    """
-    P, L = batch.ops.shape
-    bound = np.empty((P, L + 1))
-    bound[:, 0] = batch.start
-    for t in range(L):
-        b = batch.operands[:, t]
-        c = np.maximum(np.where(batch.ops[:, t] == 2, bound[:, t] * b, bound[:, t] + b), 1)
-        bound[:, t + 1] = c + 10.0 ** np.floor(np.log10(c) + 1e-9)
-    bad = batch.mask & (((batch.ops == 2) & (batch.operands == 0)) | (bound[:, 1:] >= _FAR))
-    return np.where(bad, np.arange(1, L + 1), 0).max(axis=1), bound
 
 
 def answer_probs(model, problems, temperature=1.0):
@@ -247,12 +124,12 @@ def answer_probs(model, problems, temperature=1.0):
     【思路】和采样器一步一步做题一样，只是不抽随机数，而是带着"中间值的概率分布"往下走：
             第 t 步以前：{值 x: 走到 x 的概率}
             每个 x 按情境 c(x) 的概率分成 correct / bug / careless 的 2 + 2·D 个结果（careless 的每一位、每个方向
-            都是一个结果，见 _step_outcomes），概率相乘；不同路径走到同一个值就合并（概率相加）。
+            都是一个结果，见 step_outcomes），概率相乘；不同路径走到同一个值就合并（概率相加）。
         这样走到底，值的种类每步多 3 倍多。所以从两头同时走，在中间（第 s 步以前）相遇：前面往前走，后面**倒着**走：
             第 t 步以前：{值 x: 从 x 出发最后答对的概率 V_t(x)}，V_L = 1[x = 答案]，
             V_t(x) = Σ_{这一步写出的 y} P(写出 y | x) · V_{t+1}(y)，
-        只需要"能写出某个 V > 0 的 y"的 x（_preimages 把一步解回去），而且 |x| 不超过往前走可能达到的上界
-        （_backward_limits）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
+        只需要"能写出某个 V > 0 的 y"的 x（preimages 把一步解回去），而且 |x| 不超过往前走可能达到的上界
+        （_value_steps.value_bounds）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
         在哪里相遇，每道题自己决定：每一轮，哪一头的值少（倒着的一步贵一些，按 _FACTOR 折算）就让哪一头走一步，
         两头碰上就停。
         一个情境的概率是 0 的结果直接去掉（它不贡献任何概率）；除此以外什么都不剪，所以这是精确值（只有浮点舍入误差）。
@@ -271,7 +148,7 @@ def answer_probs(model, problems, temperature=1.0):
     batch = prepare_problems(problems)
     P, L = batch.ops.shape
     tables = np.stack([prob_table(model, temperature, 0 if model.cot else t) for t in range(L)])
-    lowest, bound = _backward_limits(batch)
+    lowest, bound = value_bounds(batch)
     f, b = np.zeros(P, dtype=np.int64), batch.lengths.astype(np.int64)
     fwd = (np.arange(P), batch.start.copy(), np.ones(P))
     bwd = (np.arange(P), batch.answer.copy(), np.ones(P))
@@ -282,34 +159,15 @@ def answer_probs(model, problems, temperature=1.0):
         # 每道题只往一个方向走一步：哪头的值少（按 _FACTOR 折算）就走哪头；倒着不能越过 lowest
         forward = open_ & ((b <= lowest) | (_FACTOR * np.bincount(fwd[0], minlength=P) <= np.bincount(bwd[0], minlength=P)))
         backward = open_ & ~forward
-        fwd = _advance(fwd, forward, f, True, batch, tables, bound)
-        bwd = _advance(bwd, backward, b - 1, False, batch, tables, bound)
+        fwd = advance(fwd, forward, f, True, batch, tables, bound)
+        bwd = advance(bwd, backward, b - 1, False, batch, tables, bound)
         f, b = f + forward, b - backward
     (fp, fx, fw), (bp, bx, bv) = fwd, bwd
-    key_f, key_b = _key(fp, fx), _key(bp, bx)
+    key_f, key_b = state_key(fp, fx), state_key(bp, bx)
     order = np.argsort(key_b)
     i = order[np.minimum(np.searchsorted(key_b[order], key_f), len(order) - 1)] if len(order) else np.zeros(0, int)
     hit = (key_b[i] == key_f) if len(order) else np.zeros(len(fp), bool)
     return np.bincount(fp[hit], weights=fw[hit] * bv[i[hit]], minlength=P)
-
-
-def _advance(state, move, step, forward, batch, tables, bound):
-    """把 move[题号] 为真的题的状态往前（或倒着）走一步，第 step[题号] 步；其余的题原样保留（放在前面）。"""
-    pid, x, w = state
-    go = move[pid]
-    if not go.any():
-        return state
-    stay = (pid[~go], x[~go], w[~go])
-    pid, x, w = pid[go], x[go], w[go]
-    t = step[pid]
-    op, b = batch.ops[pid, t], batch.operands[pid, t]
-    if forward:
-        src, x, pw = _step_outcomes(op, x, b, tables[t, context_ids_np(op, x, b)])
-    else:
-        src, x, coef = _preimages(op, b, x, bound[pid, t], bound[pid, t + 1])
-        pw = (tables[t[src], context_ids_np(op[src], x, b[src])] * coef).sum(axis=1)
-    new = _merge(pid[src], x, w[src] * pw)
-    return tuple(np.concatenate(pair) for pair in zip(stay, new))
 
 
 # =============================================================================
