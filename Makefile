@@ -67,8 +67,8 @@ lab: $(VENV)/.stamp-notebook
 	@echo "    （http://localhost:8888/lab/tree/notebooks/00_quickstart.ipynb?token=...）到浏览器的地址栏。"
 	$(VPY) -m jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_quickstart.ipynb $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
-# 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出）。一个进程时（默认），作业评分在后台线程里
-#   先开始，别的测试同时运行，评分的测试排在最后（conftest.py）。TEST_WORKERS 个进程一起跑时（pytest-xdist）：
+# 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出）。一个进程时（默认），作业评分、构建网站、
+#   nbconvert 在后台线程里先开始，别的测试同时运行，它们的测试排在最后（tests/background.py、conftest.py）。TEST_WORKERS 个进程一起跑时（pytest-xdist）：
 #   --dist loadscope 把一个测试文件（一个 notebook）整个交给同一个进程，notebook 的单元格按顺序在同一个内核里运行；
 #   --no-loadscope-reorder 按收集的顺序分配：最慢的（作业评分，见 conftest.py）最先开始，两个进程差不多同时结束。
 # 第二行：学生版作业（还没填答案，只检查能从头跑到尾、不报错）。

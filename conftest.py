@@ -18,31 +18,37 @@ _spec.loader.exec_module(_blas)
 _blas.pin_blas_kernel()
 
 
-def _grading_in_background(session):
-    """一个进程跑全部测试（make test 的默认）、而且选中了作业评分的测试时：评分在后台进行。"""
-    return os.environ.get("PYTEST_XDIST_WORKER") is None and not session.config.getoption("numprocesses", None) \
-        and any(item.module.__name__.endswith("test_grading") for item in session.items if hasattr(item, "module"))
+def _background_modules(session):
+    """
+    在后台先开始准备工作的测试文件（定义了 start_in_background，见 tests/background.py），越早开始的排在越前面。
+    只在一个进程跑测试时（make test 的默认）；pytest-xdist 的进程里是空的（每个进程各自就地准备）。
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER") or session.config.getoption("numprocesses", None):
+        return []
+    modules = {id(m): m for m in (getattr(item, "module", None) for item in session.items)
+               if m is not None and hasattr(m, "start_in_background")}
+    return sorted(modules.values(), key=lambda m: -m.BACKGROUND_PRIORITY)
 
 
 def pytest_collection_modifyitems(session, items):
     """
-    测试的顺序。作业评分（tests/test_grading.py）最慢，但它大部分时间在等子进程：
-    · 一个进程时（make test 的默认）：评分在运行测试之前就在后台开始（pytest_runtestloop），它的测试排到最后，
-      其余的测试在等待的同时运行；
+    测试的顺序。最慢的几件准备工作（作业评分、构建课程网站、nbconvert）大部分时间在等子进程：
+    · 一个进程时（make test 的默认）：它们在运行测试之前就在后台开始（pytest_runtestloop，tests/background.py），
+      它们的测试排到最后（越早开始的越靠后：作业评分最后），其余的测试在等待的同时运行；
     · 几个进程时（pytest-xdist，按收集的顺序分配）：标了 slow 的测试排到最前面，最慢的最先开始，不会让另一个进程空等。
     其余顺序不变。
     """
-    if _grading_in_background(session):
-        items.sort(key=lambda item: getattr(item, "module", None) is not None
-                   and item.module.__name__.endswith("test_grading"))
+    background = _background_modules(session)
+    if background:
+        rank = {id(m): len(background) - i for i, m in enumerate(background)}
+        items.sort(key=lambda item: rank.get(id(getattr(item, "module", None)), 0))
     else:
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtestloop(session):
-    if _grading_in_background(session) and not session.config.option.collectonly:
-        module = next(item.module for item in session.items
-                      if hasattr(item, "module") and item.module.__name__.endswith("test_grading"))
-        module.start_in_background(session.config._tmp_path_factory.mktemp("course"))
+    if not session.config.option.collectonly:
+        for module in _background_modules(session):
+            module.start_in_background(session.config._tmp_path_factory)
     yield

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from background import Background
 from test_browser import _unavailable
 
 pytestmark = pytest.mark.browser
@@ -20,6 +21,22 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = tuple(sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")))
 """每一个讲课 notebook（新加的 notebook 自动包括在内）。"""
 WIDTH = 1280
+
+
+def _convert(out):
+    """所有讲课 notebook 用一次 nbconvert 转成 HTML，放进 out；返回 out。"""
+    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(out),
+                    *[str(ROOT / "notebooks" / f"{name}.ipynb") for name in NOTEBOOKS]], check=True, capture_output=True)
+    return out
+
+
+_HTML = Background()
+BACKGROUND_PRIORITY = 1
+"""nbconvert 要好几秒（子进程）：在后台先开始（tests/background.py）。"""
+
+
+def start_in_background(tmp_path_factory):
+    _HTML.start(_convert, tmp_path_factory.mktemp("tables"))
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +49,7 @@ def open_page(tmp_path_factory):
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("没有安装 playwright（pip install playwright）")
-    out = tmp_path_factory.mktemp("tables")
-    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(out),
-                    *[str(ROOT / "notebooks" / f"{name}.ipynb") for name in NOTEBOOKS]], check=True, capture_output=True)
+    out = _HTML.result() if _HTML.started else _convert(tmp_path_factory.mktemp("tables"))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
         try:

@@ -14,17 +14,17 @@ generate_assignment → autograde（每份作业一次，所有学生一起）�
 常见错误的各种提示在 tests/test_checks.py 里逐个测（不启动内核）；这里每份作业只交一种。
 分数表和用时打印在测试输出里（pytest -s 或失败时可见；CI 日志里直接可见）。
 【边界】每份作业一个课程副本，三份作业同时评分（tools/homework.py 的 grade_all）。整个测试运行时（make test），
-    评分在运行别的测试之前就在后台开始（conftest.py），这个文件的测试排在最后。
+    评分在运行别的测试之前就在后台开始（tests/background.py），这个文件的测试排在最后。
 """
 
 import importlib.util
 import json
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from background import Background
 
 pytest.importorskip("nbgrader", reason="需要教师工具：pip install -e '.[instructor]'")
 
@@ -127,32 +127,19 @@ def _grade(root):
     return results, time.perf_counter() - start
 
 
-_BACKGROUND = {}
-"""在后台评分时：{"thread": 线程, "result": _grade 的结果} 或 {"thread": 线程, "error": 异常}。"""
+_GRADING = Background()
+BACKGROUND_PRIORITY = 3
+"""评分最慢：最先在后台开始，这个文件的测试排在最后（tests/background.py、conftest.py）。"""
 
 
-def start_in_background(root):
-    """
-    在一个后台线程里开始评分（conftest.py 在运行测试之前调用）：评分的大部分时间是在等 nbgrader 的子进程和
-    死循环的 60 秒超时，这段时间里别的测试照常运行。这个文件的测试排在最后，用 graded 拿到结果。
-    """
-    def run():
-        try:
-            _BACKGROUND["result"] = _grade(root)
-        except BaseException as e:                    # 交给 graded 在测试里重新抛出
-            _BACKGROUND["error"] = e
-    _BACKGROUND["thread"] = threading.Thread(target=run, name="nbgrader", daemon=True)
-    _BACKGROUND["thread"].start()
+def start_in_background(tmp_path_factory):
+    """conftest.py 在运行测试之前调用：在后台线程里开始评分（大部分时间在等 nbgrader 的子进程和死循环的 60 秒超时）。"""
+    _GRADING.start(_grade, tmp_path_factory.mktemp("course"))
 
 
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
-    if "thread" not in _BACKGROUND:                   # 只跑这个文件、或者在 pytest-xdist 的进程里：就在这里评分
-        return _grade(tmp_path_factory.mktemp("course"))
-    _BACKGROUND["thread"].join()
-    if "error" in _BACKGROUND:
-        raise _BACKGROUND["error"]
-    return _BACKGROUND["result"]
+    return _GRADING.result() if _GRADING.started else _grade(tmp_path_factory.mktemp("course"))
 
 
 def test_every_kind_of_submission_gets_its_score(graded, capsys):

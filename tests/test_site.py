@@ -22,6 +22,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from background import Background
 from browser_offline import offline_context, require
 from test_browser import ARTIFACTS
 
@@ -38,11 +39,9 @@ PAGES = ["site/index.html", "lectures/lecture01_toy_llm.html", "lectures/lecture
            for p in sorted((ROOT / "notebooks" / "homework" / "release").glob("*/*.ipynb"))]]
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """把网站构建到临时目录，返回 html 目录。构建命令和 make site 相同。"""
+def _build(out):
+    """把网站构建到 out，返回 html 目录。构建命令和 make site 相同。"""
     exe = require("jupyter-book", "site")
-    out = tmp_path_factory.mktemp("site")
     proc = subprocess.run([str(exe), "build", ".", "--config", "site/_config.yml", "--toc", "site/_toc.yml",
                            "--path-output", str(out), "--warningiserror", "--keep-going"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -50,6 +49,21 @@ def site(tmp_path_factory):
     html = out / "_build" / "html"
     assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file(), "网站里没有自带 MathJax"
     return html
+
+
+_SITE = Background()
+BACKGROUND_PRIORITY = 2
+"""构建网站要十几秒（jupyter-book 的子进程）：在后台先开始（tests/background.py）。"""
+
+
+def start_in_background(tmp_path_factory):
+    _SITE.start(_build, tmp_path_factory.mktemp("site"))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """网站构建到临时目录，返回 html 目录（后台已经开始构建时等它做完）。"""
+    return _SITE.result() if _SITE.started else _build(tmp_path_factory.mktemp("site"))
 
 
 @pytest.fixture(scope="module")
