@@ -19,7 +19,7 @@ LAYERS = [
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
     ("采样、精确计算", ["sampler", "exact"]),
-    ("RL 的公式和它们的选项（不知道玩具模型）", ["rl.surrogates", "rl.losses"]),
+    ("RL 的公式和它们的选项（不知道玩具模型）", ["rl.surrogates", "rl.peer_losses", "rl.peer_advantages", "rl.losses"]),
     ("训练记录、RL 的配置（从公式导入选项）、目标函数", ["history", "rl.config", "rl.critic", "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
     ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
@@ -201,8 +201,11 @@ def test_layer_and_cycle_checks_catch_violations(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("module, allowed", [("rl.surrogates", {"_checks"}),
-                                             ("rl.losses", {"_checks", "entropy", "rl.surrogates"}),
-                                             ("rl.config", {"_checks", "text", "rl.losses"})])
+                                             ("rl.peer_losses", {"_checks", "rl.surrogates"}),
+                                             ("rl.peer_advantages", {"_checks"}),
+                                             ("rl.losses", {"_checks", "entropy", "rl.surrogates", "rl.peer_losses",
+                                                            "rl.peer_advantages"}),
+                                             ("rl.config", {"_checks", "text", "rl.losses", "rl.surrogates"})])
 def test_rl_formulas_know_nothing_of_the_toy_model(module, allowed):
     """losses（和它转出的 surrogates）/ config 也给小 transformer 用：只能导入参数检查、文字、熵的公式；config 从 losses 导入公式的选项，反过来不行。"""
     assert set(_edges().get(module, {})) <= allowed

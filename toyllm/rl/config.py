@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 
 from .._checks import as_bool, as_choice, as_int, as_list, as_real
 from ..text import display_width, pad
-from .losses import ADVANTAGES, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
+from .losses import ADVANTAGES, AGGREGATION_TABLE, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
+from .surrogates import IS_LEVELS
 
 ADVANTAGE_ESTIMATORS = GROUP_ADVANTAGES + ("gae",)
 """RLConfig.advantage 接受的全部取值："gae" 用学到的 critic（rl/critic.py），不是按组算的。
 公式的选项（ADVANTAGES、SCALES、AGGREGATIONS、KL_ESTIMATORS……）写在 losses 里，这里只是导入。"""
 ON_SHORT = ("train", "raise")
+AGGREGATION_KINDS = {name: a.kind for name, a in AGGREGATION_TABLE.items()}
 REWARDS = ("outcome", "process", "procedure")
 OPTIMIZERS = ("sgd", "adam")
 
@@ -88,6 +90,9 @@ class RLConfig:
         "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）；"
         "\"reinforce_pp\"：先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
         "adv_estimator=reinforce_plus_plus_baseline；奖励全相同的组白化后不再是 0）；"
+        "\"reinforce_pp_no_baseline\"：折扣回报 γ^{|o|−1−t}·r（γ = gamma），不减组平均，直接整批白化（verl "
+        "adv_estimator=reinforce_plus_plus）；\"opo\"：A = r − Σ|o_j| r_j / Σ|o_j|，按长度加权的组基线（verl adv_estimator=opo）；"
+        "\"gpg\"：A = α (r − 组平均)，α = B / 奖励非零的份数（verl adv_estimator=gpg）。这三个 TRL 都没有；"
         "\"gae\"：学到的价值表 V(s) 和 GAE(γ, λ)，再整批白化（verl adv_estimator=gae；见 rl/critic.py）",
         ADVANTAGE_ESTIMATORS)
     scale_rewards: str = _option(
@@ -136,12 +141,19 @@ class RLConfig:
     seed: int = _option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来", low=0)
     # ---- 第 6 讲 8.5–8.9 节：critic + GAE、GSPO、CISPO、dual-clip、异步（陈旧）采样 ----
     policy_loss: str = _option(
-        "ppo", "策略损失", "策略损失：ppo（逐步比率、裁剪更新）/ gspo（序列级比率）/ cispo（裁剪并截断梯度的权重）",
+        "ppo", "策略损失", "策略损失：ppo / gspo / cispo，或 sapo / geo_mean / gpg / clip_cov / kl_cov / vespo",
         "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）；"
         "\"gspo\"：losses.gspo_surrogate，s_i = exp(mean_t log ρ)，按序列裁剪，裁剪区间用 seq_eps_low / seq_eps_high"
         "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\"）；"
         "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"），"
-        "怎么裁剪由 cispo_clip 决定", POLICY_LOSSES)
+        "怎么裁剪由 cispo_clip 决定；"
+        "\"sapo\"：peer_losses.sapo_surrogate，光滑的门 σ(τ(ρ−1))·4/τ 代替裁剪（verl loss_mode=\"sapo\"，verl 固定按解答平均；"
+        "TRL loss_type=\"sapo\"）；\"geo_mean\"：GMPO，peer_losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均"
+        "（verl loss_mode=\"geo_mean\"，verl 不看聚合，等于 loss_agg=\"seq-mean\"；TRL 没有）；\"gpg\"：l = −A log π"
+        "（verl loss_mode=\"gpg\"；TRL 没有）；\"clip_cov\" / \"kl_cov\"：按协方差挑步截断梯度 / 加 |log ρ| 惩罚"
+        "（verl loss_mode=\"clip_cov\" / \"kl_cov\"，verl/trainer/ppo/core_algos.py；TRL 没有）；\"vespo\"："
+        "序列级比率的 Gamma 权重 φ(w)·(−A log π)（TRL loss_type=\"vespo\"，trl/trainer/grpo_trainer.py；verl 没有）",
+        POLICY_LOSSES)
     seq_eps_low: float = _option(3e-4, "GSPO ε_low", "GSPO 序列级比率的裁剪下界 1 − seq_eps_low（0 ~ 1）",
                                  "GSPO 论文和 verl 的 gspo 示例用 3e-4（序列级比率离 1 很近，区间要小得多）", low=0.0, high=1.0)
     seq_eps_high: float = _option(4e-4, "GSPO ε_high", "GSPO 序列级比率的裁剪上界 1 + seq_eps_high（≥ 0）",
@@ -172,6 +184,55 @@ class RLConfig:
                              "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略", low=0)
     tis_cap: float = _option(2.0, "TIS 上限 C", "截断的重要性比率的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
                              "verl rollout_is_threshold（默认 2.0）；TIS 的 C", above=0.0, off=(None, math.inf))
+    rollout_is: str = _option(
+        "token", "rollout IS 级别", "陈旧采样的重要性权重：token（逐步 min(ρ_t, C)）/ sequence（整份解答 min(Π ρ_t, C)）",
+        "verl algorithm.rollout_correction.rollout_is（verl/trainer/ppo/rollout_corr_helper.py）；TRL vllm_importance_sampling_mode"
+        " 的 token_truncate 对应 \"token\"。只对 staleness > 0（= 0 时 π_old = π_behaviour，权重恒为 1）", IS_LEVELS)
+    rollout_rs: str = _option(
+        None, "rollout 拒绝", "陈旧采样的拒绝采样：None（不拒绝）/ token_k1（π_behaviour/π_old 不在 [1/τ, τ] 的步去掉）",
+        "verl algorithm.rollout_correction.rollout_rs=\"token_k1\"：被拒绝的步从 mask 去掉（不进损失，也不算进聚合的分母）。"
+        "verl 的其他 seq_* 选项本包没有", ("token_k1",), off=(None,))
+    rollout_rs_threshold: float = _option(2.0, "拒绝阈值 τ", "拒绝采样的阈值 τ（> 1；下界 1/τ）",
+                                          "verl rollout_rs_threshold（一个数 τ 时下界是 1/τ；verl 的 \"下界_上界\" 写法本包没有）",
+                                          above=1.0)
+    loss_scale_factor: int = _option(
+        None, "聚合的分母", "seq-mean-token-sum-norm 的分母（None = 补齐后的长度 L；≥ 1）",
+        "verl actor.loss_scale_factor：训练中用同一个常数代替随批变化的 L。只配 loss_agg=\"seq-mean-token-sum-norm\"",
+        low=1, off=(None,))
+
+    # ---- verl / TRL 的其他策略损失（peer_losses.py）----
+    is_level: str = _option(
+        "token", "比率的级别", "重要性比率：token（每步的 ρ）/ sequence（每份解答 s = exp(mean_t log ρ)）",
+        "TRL importance_sampling_level（trl/trainer/grpo_config.py）。\"sequence\" 可配 policy_loss=\"ppo\"（裁剪区间仍是 "
+        "eps_low / eps_high，这就是 TRL 的 GSPO；verl 的 \"gspo\" 用 seq_eps_low / seq_eps_high）、\"cispo\"、\"sapo\"；"
+        "gspo、geo_mean、vespo 自己就是序列级的，不接受它。序列级时裁剪比例按 TRL 的算法数**解答**（被裁的解答 / B），"
+        "verl 的 \"gspo\" 数的是步", IS_LEVELS)
+    delta: float = _option(
+        None, "TRL δ", "TRL 的 delta（None = 不用；> 1 + eps_high）：A < 0 的步 ρ 最多算到 δ",
+        "TRL GRPOConfig.delta（INTELLECT-2，arXiv 2505.07291；trl/trainer/grpo_trainer.py 把 ρ clamp 到 ≤ δ 再取 min）。"
+        "δ > 1 + ε_high 时它就是 verl 的 dual-clip（actor.clip_ratio_c = δ），这里用同一个实现（clipped_surrogate 的 "
+        "clip_ratio_c）；δ ≤ 1 + ε_high 时 TRL 连 A > 0 的步也截，本包不提供。只配 policy_loss=\"ppo\"、is_level=\"token\"，"
+        "不能和 clip_ratio_c 同时给", above=1.0, off=(None,))
+    tau_pos: float = _option(1.0, "SAPO τ_pos", "SAPO 的门对 A > 0 的温度 τ_pos（> 0）",
+                             "verl actor.tau_pos；TRL sapo_temperature_pos（都默认 1.0）", above=0.0)
+    tau_neg: float = _option(1.05, "SAPO τ_neg", "SAPO 的门对 A ≤ 0 的温度 τ_neg（> 0）",
+                             "verl actor.tau_neg；TRL sapo_temperature_neg（都默认 1.05）", above=0.0)
+    clip_cov_ratio: float = _option(2e-4, "Clip-Cov 比例", "Clip-Cov 截断梯度的步占多少（> 0；至少 1 步）",
+                                    "verl actor.policy_loss.clip_cov_ratio（默认 2e-4）", above=0.0)
+    clip_cov_lb: float = _option(1.0, "Clip-Cov 下界", "Clip-Cov 只在协方差 > 它的步里挑",
+                                 "verl actor.policy_loss.clip_cov_lb（默认 1.0）")
+    clip_cov_ub: float = _option(5.0, "Clip-Cov 上界", "Clip-Cov 只在协方差 < 它的步里挑",
+                                 "verl actor.policy_loss.clip_cov_ub（默认 5.0）")
+    kl_cov_ratio: float = _option(2e-4, "KL-Cov 比例", "KL-Cov 加惩罚的步占多少（> 0；至少 1 步）",
+                                  "verl actor.policy_loss.kl_cov_ratio（默认 2e-4）", above=0.0)
+    ppo_kl_coef: float = _option(0.1, "KL-Cov 系数", "KL-Cov 的 |log ρ| 惩罚系数（≥ 0）",
+                                 "verl actor.policy_loss.ppo_kl_coef（默认 0.1）", low=0.0)
+    vespo_k_pos: float = _option(2.0, "VESPO k+", "VESPO 对 A ≥ 0 的幂 k（≥ 0）", "TRL vespo_k_pos（默认 2.0）", low=0.0)
+    vespo_lambda_pos: float = _option(3.0, "VESPO λ+", "VESPO 对 A ≥ 0 的衰减 λ（≥ 0）", "TRL vespo_lambda_pos（默认 3.0）",
+                                      low=0.0)
+    vespo_k_neg: float = _option(3.0, "VESPO k−", "VESPO 对 A < 0 的幂 k（≥ 0）", "TRL vespo_k_neg（默认 3.0）", low=0.0)
+    vespo_lambda_neg: float = _option(2.0, "VESPO λ−", "VESPO 对 A < 0 的衰减 λ（≥ 0）", "TRL vespo_lambda_neg（默认 2.0）",
+                                      low=0.0)
 
     def __new__(cls, *args, **kwargs):
         names = [f.name for f in dataclasses.fields(cls)]
@@ -187,6 +248,7 @@ class RLConfig:
     def __post_init__(self):
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, _check_option(f, getattr(self, f.name)))
+        _check_combination(self)
 
     def replace(self, **changes):
         """返回一个改了几个选项的新配置（原配置不变）。【例子】PRESETS["grpo"].replace(mu=4, lr=1.0)"""
@@ -195,6 +257,28 @@ class RLConfig:
     def to_dict(self):
         """全部选项 {名字: 值}（按定义顺序），可以直接写进 JSON。"""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def _check_combination(cfg):
+    """只对某些取值有意义的选项：用在别处时报错（每个选项要么起作用，要么被拒绝）。"""
+    def refuse(what, accepted):
+        raise ValueError(f"{what}；{accepted}")
+    if cfg.delta is not None:
+        if cfg.policy_loss != "ppo" or cfg.is_level != "token" or cfg.clip_ratio_c is not None:
+            refuse(f"delta = {cfg.delta:g} 只配 policy_loss=\"ppo\"、is_level=\"token\"、clip_ratio_c=None，收到 policy_loss="
+                   f"{cfg.policy_loss!r}、is_level={cfg.is_level!r}、clip_ratio_c={cfg.clip_ratio_c!r}", "δ 就是 dual-clip 的 c")
+        if not cfg.delta > 1 + cfg.eps_high:
+            refuse(f"delta（TRL δ）必须 > 1 + eps_high = {1 + cfg.eps_high:g}，收到 {cfg.delta:g}",
+                   "δ ≤ 1 + ε_high 时 TRL 连 A > 0 的步也截，本包没有这个做法")
+    if cfg.is_level == "sequence" and cfg.policy_loss not in ("ppo", "cispo", "sapo"):
+        refuse(f"is_level=\"sequence\" 只配 policy_loss=\"ppo\" / \"cispo\" / \"sapo\"，收到 policy_loss={cfg.policy_loss!r}",
+               "gspo、geo_mean、vespo 自己就是序列级的；gpg、clip_cov、kl_cov 是逐步的")
+    if AGGREGATION_KINDS[cfg.loss_agg] == "sum" and (cfg.policy_loss != "ppo" or cfg.is_level != "sequence"):
+        refuse(f"loss_agg=\"luspo\" 只配 policy_loss=\"ppo\"、is_level=\"sequence\"，收到 policy_loss={cfg.policy_loss!r}、"
+               f"is_level={cfg.is_level!r}", "TRL 的 LUSPO 是序列级比率的裁剪损失乘长度")
+    if cfg.loss_scale_factor is not None and cfg.loss_agg != "seq-mean-token-sum-norm":
+        refuse(f"loss_scale_factor = {cfg.loss_scale_factor} 只配 loss_agg=\"seq-mean-token-sum-norm\"，收到 loss_agg="
+               f"{cfg.loss_agg!r}", "把它设为 None，或换成那个聚合")
 
 
 RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(
@@ -234,10 +318,23 @@ PRESETS = types.MappingProxyType({
     "reinforce_pp": _BASE.replace(advantage="reinforce_pp", loss_agg="token-mean"),
     # 异步 GRPO：用 2 次更新之前的策略采样，截断的重要性比率 min(π_old / π_behaviour, 2) 修正（verl TIS）
     "grpo_async": _BASE.replace(staleness=2, tis_cap=2.0),
+    # ---- verl / TRL 的其他算法（peer_losses.py、peer_advantages.py）----
+    # REINFORCE++ 不带基线（verl reinforce_plus_plus）：折扣回报（γ = 1）直接整批白化，按步平均
+    "reinforce_pp_no_baseline": _BASE.replace(advantage="reinforce_pp_no_baseline", loss_agg="token-mean"),
+    # SAPO：光滑的门代替裁剪（τ = 1 / 1.05），按解答平均（verl 固定如此；TRL sapo 同 grpo）；μ = 4 让 ρ 离开 1
+    "sapo": _BASE.replace(policy_loss="sapo", mu=4),
+    # GMPO（verl geo_mean）：log ρ 裁在 [−0.4, 0.4] 后取几何平均（verl 的 GMPO 示例），对解答平均
+    "gmpo": _BASE.replace(policy_loss="geo_mean", mu=4, eps_low=0.4, eps_high=0.4),
+    # GPG：A = α (r − 组平均)、l = −A log π，按步平均（verl 的 GPG 示例：adv_estimator=gpg、loss_mode=gpg）
+    "gpg": _BASE.replace(advantage="gpg", policy_loss="gpg", loss_agg="token-mean"),
+    # Clip-Cov / KL-Cov（The Entropy Mechanism of RL for Reasoning LMs）：verl 的默认比例，按步平均，μ = 4
+    "clip_cov": _BASE.replace(policy_loss="clip_cov", loss_agg="token-mean", mu=4),
+    "kl_cov": _BASE.replace(policy_loss="kl_cov", loss_agg="token-mean", mu=4),
 })
 """
 命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"，
-以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"。
+以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"，
+verl / TRL 的 "reinforce_pp_no_baseline"、"sapo"、"gmpo"、"gpg"、"clip_cov"、"kl_cov"。
 
 【例子】PRESETS["dapo"].eps_high → 0.28；diff_presets("grpo", "dapo") 看它们差在哪里。
 【Python 小知识】types.MappingProxyType 是字典的只读视图：PRESETS["my"] = ... 会报错，预设不会被意外改掉。
@@ -245,7 +342,9 @@ PRESETS = types.MappingProxyType({
 
 PRESET_NAMES = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO", "dr_grpo": "Dr. GRPO",
                 "ppo": "PPO", "dapo": "DAPO", "ppo_critic": "PPO+critic", "ppo_dual_clip": "PPO dual-clip",
-                "gspo": "GSPO", "cispo": "CISPO", "reinforce_pp": "REINFORCE++", "grpo_async": "异步 GRPO"}
+                "gspo": "GSPO", "cispo": "CISPO", "reinforce_pp": "REINFORCE++", "grpo_async": "异步 GRPO",
+                "reinforce_pp_no_baseline": "REINFORCE++ 无基线", "sapo": "SAPO", "gmpo": "GMPO", "gpg": "GPG",
+                "clip_cov": "Clip-Cov", "kl_cov": "KL-Cov"}
 
 
 def preset(name, **overrides):
@@ -324,6 +423,6 @@ def format_option(v):
     return ("开" if v else "关") if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
 
 
-__all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "CISPO_CLIPS", "GROUP_ADVANTAGES", "KL_ESTIMATORS",
+__all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "CISPO_CLIPS", "GROUP_ADVANTAGES", "IS_LEVELS", "KL_ESTIMATORS",
            "ON_SHORT", "OPTIMIZERS", "OPTION_NAMES", "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "REWARDS", "RLConfig",
            "SCALES", "diff_presets", "format_option", "preset", "presets_table", "resolve_config"]
