@@ -19,7 +19,8 @@ LAYERS = [
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
     ("采样、精确计算", ["sampler", "exact"]),
-    ("RL 的公式和它们的选项（不知道玩具模型）", ["rl.surrogates", "rl.peer_losses", "rl.peer_advantages", "rl.losses"]),
+    ("RL 的公式和它们的选项（不知道玩具模型）", ["rl.surrogates", "rl.peer_losses", "rl.peer_advantages", "rl.losses",
+                                                 "rl.cs336"]),
     ("训练记录、RL 的配置（从公式导入选项）、目标函数", ["history", "rl.config", "rl.critic", "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
     ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
@@ -203,6 +204,7 @@ def test_layer_and_cycle_checks_catch_violations(tmp_path, monkeypatch):
 @pytest.mark.parametrize("module, allowed", [("rl.surrogates", {"_checks"}),
                                              ("rl.peer_losses", {"_checks", "rl.surrogates"}),
                                              ("rl.peer_advantages", {"_checks"}),
+                                             ("rl.cs336", {"_checks", "rl.surrogates"}),
                                              ("rl.losses", {"_checks", "entropy", "rl.surrogates", "rl.peer_losses",
                                                             "rl.peer_advantages"}),
                                              ("rl.config", {"_checks", "text", "rl.losses", "rl.surrogates"})])
