@@ -32,7 +32,8 @@ from ..history import COLUMN_NAMES, History
 from ..problems import default_problems
 from . import critic, cs336
 from .config import (ADVANTAGE_ESTIMATORS, ADVANTAGES, AGGREGATIONS, KL_ESTIMATORS, OPTIMIZERS, OPTION_NAMES,
-                     POLICY_LOSSES, PRESET_NAMES, PRESETS, REWARDS, SCALES, RLConfig, diff_presets, preset, presets_table)
+                     POLICY_LOSSES, PRESET_NAMES, PRESET_PEERS, PRESETS, REWARDS, SCALES, RLConfig, diff_presets, preset,
+                     presets_table)
 from .losses import (AGGREGATION_TABLE, KL_CLAMP, Entropy, KLEstimates, KLTerm, Surrogate, aggregate_loss,
                      aggregation_weights, cispo_surrogate, clipped_surrogate, constant_groups, entropy, group_advantages,
                      gspo_surrogate, kl_estimates, kl_estimator, reinforce_pp_advantages, truncated_is_weights)
@@ -42,7 +43,7 @@ from .loop import RL_COLUMNS, train
 
 __all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "AGGREGATION_TABLE", "COLUMN_NAMES", "Entropy",
            "History", "KLEstimates", "KLTerm", "KL_CLAMP", "KL_ESTIMATORS", "LossResult", "OPTIMIZERS", "OPTION_NAMES",
-           "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "REWARDS", "RLConfig", "RL_COLUMNS", "SCALES", "Surrogate",
+           "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "PRESET_PEERS", "REWARDS", "RLConfig", "RL_COLUMNS", "SCALES", "Surrogate",
            "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clipped_surrogate", "constant_groups",
            "critic", "cs336", "default_problems", "diff_presets", "entropy", "group_advantages", "gspo_surrogate",
            "kl_estimates", "kl_estimator", "policy_loss", "preset", "presets_table", "reinforce_pp_advantages",

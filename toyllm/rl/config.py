@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from .._checks import as_bool, as_choice, as_int, as_list, as_real
 from ..text import display_width, pad
-from .losses import ADVANTAGES, AGGREGATION_TABLE, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
-from .surrogates import IS_LEVELS
+from .losses import (ADVANTAGES, AGGREGATION_TABLE, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, IS_LEVELS,
+                     KL_ESTIMATORS, POLICY_LOSSES, SCALES)
 
 ADVANTAGE_ESTIMATORS = GROUP_ADVANTAGES + ("gae",)
 """RLConfig.advantage 接受的全部取值："gae" 用学到的 critic（rl/critic.py），不是按组算的。
@@ -225,14 +225,11 @@ class RLConfig:
                                  "verl actor.policy_loss.clip_cov_ub（默认 5.0）")
     kl_cov_ratio: float = _option(2e-4, "KL-Cov 比例", "KL-Cov 加惩罚的步占多少（> 0；至少 1 步）",
                                   "verl actor.policy_loss.kl_cov_ratio（默认 2e-4）", above=0.0)
-    ppo_kl_coef: float = _option(0.1, "KL-Cov 系数", "KL-Cov 的 |log ρ| 惩罚系数（≥ 0）",
-                                 "verl actor.policy_loss.ppo_kl_coef（默认 0.1）", low=0.0)
-    vespo_k_pos: float = _option(2.0, "VESPO k+", "VESPO 对 A ≥ 0 的幂 k（≥ 0）", "TRL vespo_k_pos（默认 2.0）", low=0.0)
-    vespo_lambda_pos: float = _option(3.0, "VESPO λ+", "VESPO 对 A ≥ 0 的衰减 λ（≥ 0）", "TRL vespo_lambda_pos（默认 3.0）",
-                                      low=0.0)
-    vespo_k_neg: float = _option(3.0, "VESPO k−", "VESPO 对 A < 0 的幂 k（≥ 0）", "TRL vespo_k_neg（默认 3.0）", low=0.0)
-    vespo_lambda_neg: float = _option(2.0, "VESPO λ−", "VESPO 对 A < 0 的衰减 λ（≥ 0）", "TRL vespo_lambda_neg（默认 2.0）",
-                                      low=0.0)
+    ppo_kl_coef: float = _option(0.1, "KL-Cov 系数", "KL-Cov 的 |log ρ| 惩罚系数", "verl actor.policy_loss.ppo_kl_coef（默认 0.1）", low=0.0)
+    vespo_k_pos: float = _option(2.0, "VESPO k+", "VESPO：A ≥ 0 时的幂 k（≥ 0）", "TRL vespo_k_pos（默认 2）", low=0.0)
+    vespo_lambda_pos: float = _option(3.0, "VESPO λ+", "VESPO：A ≥ 0 时的衰减 λ", "TRL vespo_lambda_pos（默认 3）", low=0.0)
+    vespo_k_neg: float = _option(3.0, "VESPO k−", "VESPO：A < 0 时的幂 k（≥ 0）", "TRL vespo_k_neg（默认 3）", low=0.0)
+    vespo_lambda_neg: float = _option(2.0, "VESPO λ−", "VESPO：A < 0 时的衰减 λ", "TRL vespo_lambda_neg（默认 2）", low=0.0)
 
     def __new__(cls, *args, **kwargs):
         names = [f.name for f in dataclasses.fields(cls)]
@@ -347,6 +344,30 @@ PRESET_NAMES = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO", "dr_gr
                 "clip_cov": "Clip-Cov", "kl_cov": "KL-Cov"}
 
 
+PRESET_PEERS = types.MappingProxyType({
+    "reinforce": ("—", "—（CS336 作业 5 的 no_baseline）"),
+    "rloo": ("adv_estimator=rloo", "RLOOTrainer"),
+    "grpo": ("adv_estimator=grpo, loss_agg_mode=seq-mean-token-mean", "loss_type=grpo"),
+    "dr_grpo": ("norm_adv_by_std_in_grpo=False, loss_agg_mode=seq-mean-token-sum-norm（B 倍）",
+                "loss_type=dr_grpo, scale_rewards=none"),
+    "ppo": ("ppo_epochs=4, use_kl_loss, loss_agg_mode=token-mean", "scale_rewards=batch, num_iterations=4, beta=0.04"),
+    "dapo": ("filter_groups.enable, clip_ratio_high=0.28, token-mean", "loss_type=dapo, epsilon_high=0.28（无动态采样）"),
+    "ppo_critic": ("adv_estimator=gae", "PPOTrainer"),
+    "ppo_dual_clip": ("clip_ratio_c=3（vanilla 默认）", "delta=3"),
+    "gspo": ("loss_mode=gspo", "importance_sampling_level=sequence"),
+    "cispo": ("loss_mode=cispo", "loss_type=cispo（只截上界）"),
+    "reinforce_pp": ("adv_estimator=reinforce_plus_plus_baseline", "—"),
+    "grpo_async": ("rollout_is=token, rollout_is_threshold=2", "vllm_importance_sampling_correction（token_truncate）"),
+    "reinforce_pp_no_baseline": ("adv_estimator=reinforce_plus_plus", "—"),
+    "sapo": ("loss_mode=sapo", "loss_type=sapo"),
+    "gmpo": ("loss_mode=geo_mean, clip_ratio=0.4", "—"),
+    "gpg": ("adv_estimator=gpg, loss_mode=gpg", "—"),
+    "clip_cov": ("loss_mode=clip_cov", "—"),
+    "kl_cov": ("loss_mode=kl_cov", "—"),
+})
+"""每个预设在 verl（b178a3cd，core_algos.py 的 loss_mode / adv_estimator）和 TRL（f2cd5771，GRPOConfig）里最接近的设置。"""
+
+
 def preset(name, **overrides):
     """
     取一个预设，可以顺便改几个选项。
@@ -423,6 +444,7 @@ def format_option(v):
     return ("开" if v else "关") if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
 
 
-__all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "CISPO_CLIPS", "GROUP_ADVANTAGES", "IS_LEVELS", "KL_ESTIMATORS",
-           "ON_SHORT", "OPTIMIZERS", "OPTION_NAMES", "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "REWARDS", "RLConfig",
+__all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "CISPO_CLIPS", "GROUP_ADVANTAGES", "IS_LEVELS",
+           "KL_ESTIMATORS", "ON_SHORT", "OPTIMIZERS", "OPTION_NAMES", "POLICY_LOSSES", "PRESETS", "PRESET_NAMES",
+           "PRESET_PEERS", "REWARDS", "RLConfig",
            "SCALES", "diff_presets", "format_option", "preset", "presets_table", "resolve_config"]

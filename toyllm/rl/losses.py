@@ -28,8 +28,8 @@ from .peer_advantages import (WHITEN_EPS, gpg_advantages, opo_advantages, reinfo
                               reinforce_pp_no_baseline_advantages, whiten)
 from .peer_losses import (clip_cov_surrogate, gmpo_surrogate, gpg_surrogate, kl_cov_surrogate, rollout_correction,
                           sapo_surrogate, vespo_surrogate)
-from .surrogates import (CISPO_CLIPS, POLICY_LOSSES, Surrogate, cispo_surrogate, clipped_surrogate, gspo_surrogate,
-                         truncated_is_weights)
+from .surrogates import (CISPO_CLIPS, IS_LEVELS, POLICY_LOSSES, Surrogate, cispo_surrogate, clipped_surrogate,
+                         gspo_surrogate, truncated_is_weights)
 
 # 公式的选项写在公式旁边；config（RLConfig 的取值检查、命令行帮助）从这里导入它们，反过来不行
 ADVANTAGES = ("none", "mean", "rloo", "grpo")
@@ -380,7 +380,7 @@ def entropy(probs, logprobs, temperature=1.0):
 
 
 __all__ = ["ADVANTAGES", "AGGREGATIONS", "AGGREGATION_TABLE", "Aggregation", "CISPO_CLIPS", "GROUP_ADVANTAGES",
-           "KL_ESTIMATORS", "MASKED_ADVANTAGES", "POLICY_LOSSES", "SCALES", "Entropy", "KLEstimates", "KLTerm", "KL_CLAMP",
+           "IS_LEVELS", "KL_ESTIMATORS", "MASKED_ADVANTAGES", "POLICY_LOSSES", "SCALES", "Entropy", "KLEstimates", "KLTerm", "KL_CLAMP",
            "Surrogate", "WHITEN_EPS", "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clip_cov_surrogate",
            "clipped_surrogate", "constant_groups", "entropy", "gmpo_surrogate", "gpg_advantages", "gpg_surrogate",
            "group_advantages", "gspo_surrogate", "kl_cov_surrogate", "kl_estimates", "kl_estimator", "opo_advantages",

@@ -46,7 +46,7 @@ def _none(m):
 
 def sapo_surrogate(log_ratio, adv, mask, tau_pos=1.0, tau_neg=1.05):
     """
-    SAPO（Gao et al. 2025，arXiv 2511.20347）：用一条光滑的"门"代替硬裁剪。
+    SAPO（Qwen 团队 2025，arXiv 2511.20347）：用一条光滑的"门"代替硬裁剪。
 
     【思路】ρ = exp(clip(log ρ, −20, 20))，τ = τ_pos（A > 0）或 τ_neg（A ≤ 0）：
             f(ρ) = σ(τ (ρ − 1)) · 4 / τ          ρ = 1 时 f = 2/τ、斜率 1（和 −ρA 在 ρ = 1 处一样）
