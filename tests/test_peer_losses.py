@@ -384,6 +384,8 @@ def test_fully_masked_batch_gives_zero_loss_and_gradient():
     ({"rollout_rs_threshold": 1.0}, "rollout_rs_threshold（拒绝阈值 τ）"),
     ({"is_level": "seq"}, "is_level（比率的级别）"),
     ({"tau_neg": 0}, "tau_neg（SAPO τ_neg）"),
+    ({"clip": False, "policy_loss": "sapo"}, "clip=False 只配"),
+    ({"clip": False, "policy_loss": "gspo"}, "clip=False 只配"),
 ])
 def test_refused_combinations_say_why_in_chinese(changes, message):
     with pytest.raises(ValueError, match=message):

@@ -21,7 +21,6 @@ ADVANTAGE_ESTIMATORS = GROUP_ADVANTAGES + ("gae",)
 """RLConfig.advantage 接受的全部取值："gae" 用学到的 critic（rl/critic.py），不是按组算的。
 公式的选项（ADVANTAGES、SCALES、AGGREGATIONS、KL_ESTIMATORS……）写在 losses 里，这里只是导入。"""
 ON_SHORT = ("train", "raise")
-AGGREGATION_KINDS = {name: a.kind for name, a in AGGREGATION_TABLE.items()}
 REWARDS = ("outcome", "process", "procedure")
 OPTIMIZERS = ("sgd", "adam")
 
@@ -108,7 +107,9 @@ class RLConfig:
         "\"token-mean\"（= verl \"token-mean\" = TRL \"dapo\" / \"bnpo\"，单卡）：Σ l / Σ|o_i|；"
         "\"constant\"（= TRL \"dr_grpo\"）：Σ l / (B × L_max)，L_max = 训练题里最长的步数（相当于 TRL 的 "
         "max_completion_length）；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
-        "不除以 B，所以是 constant 的 B 倍；verl \"seq-mean-token-sum\"：Σ_i Σ_t l / B", AGGREGATIONS)
+        "不除以 B，所以是 constant 的 B 倍（verl actor.loss_scale_factor 可以换掉 L_max，选项 loss_scale_factor）；verl "
+        "\"seq-mean-token-sum\"：Σ_i Σ_t l / B。有全空的行时 verl 的两个 seq-mean-* 只除以非空的行数（core_algos.py agg_loss 的 "
+        "seq_mask），TRL grpo 和本包 seq-mean 除以 B；TRL \"luspo\"：Σ_i |o_i| l_i / B（配 is_level=\"sequence\"）", AGGREGATIONS)
     mu: int = _option(1, "每批更新次数 μ", "每批数据更新几次 μ（≥ 1）",
                       "TRL num_iterations；verl ppo_epochs。μ = 1 时 ρ ≡ 1，裁剪不会发生", low=1)
     clip: bool = _option(True, "裁剪", "是否裁剪重要性比率",
@@ -166,7 +167,7 @@ class RLConfig:
         None, "dual-clip c", "dual-clip 的界 c（None = 不用；> 1）：A < 0 的步损失最多 −c·A",
         "Ye et al. 2019（arXiv 1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失默认就开着，TRL 没有）。"
         "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))
-    gamma: float = _option(1.0, "折扣 γ", "GAE 的折扣 γ（0 ~ 1；只对 advantage=\"gae\"）",
+    gamma: float = _option(1.0, "折扣 γ", "折扣 γ（0 ~ 1；只对 advantage=\"gae\" / \"reinforce_pp_no_baseline\"）",
                            "verl algorithm.gamma（默认 1.0）；Spinning Up gamma（0.99）", low=0.0, high=1.0)
     lam: float = _option(1.0, "GAE λ", "GAE 的 λ（0 ~ 1；只对 advantage=\"gae\"）：1 = 蒙特卡洛回报减 V，0 = 一步 TD",
                          "verl algorithm.lam（默认 1.0）；Spinning Up lam（0.97）", low=0.0, high=1.0)
@@ -200,7 +201,7 @@ class RLConfig:
         "verl actor.loss_scale_factor：训练中用同一个常数代替随批变化的 L。只配 loss_agg=\"seq-mean-token-sum-norm\"",
         low=1, off=(None,))
 
-    # ---- verl / TRL 的其他策略损失（peer_losses.py）----
+    # ---- verl / TRL 的其他损失（peer_losses.py）。verl 的名字在 verl/workers/config/actor.py，TRL 的在 trl/trainer/grpo_config.py ----
     is_level: str = _option(
         "token", "比率的级别", "重要性比率：token（每步的 ρ）/ sequence（每份解答 s = exp(mean_t log ρ)）",
         "TRL importance_sampling_level（trl/trainer/grpo_config.py）。\"sequence\" 可配 policy_loss=\"ppo\"（裁剪区间仍是 "
@@ -213,10 +214,8 @@ class RLConfig:
         "δ > 1 + ε_high 时它就是 verl 的 dual-clip（actor.clip_ratio_c = δ），这里用同一个实现（clipped_surrogate 的 "
         "clip_ratio_c）；δ ≤ 1 + ε_high 时 TRL 连 A > 0 的步也截，本包不提供。只配 policy_loss=\"ppo\"、is_level=\"token\"，"
         "不能和 clip_ratio_c 同时给", above=1.0, off=(None,))
-    tau_pos: float = _option(1.0, "SAPO τ_pos", "SAPO 的门对 A > 0 的温度 τ_pos（> 0）",
-                             "verl actor.tau_pos；TRL sapo_temperature_pos（都默认 1.0）", above=0.0)
-    tau_neg: float = _option(1.05, "SAPO τ_neg", "SAPO 的门对 A ≤ 0 的温度 τ_neg（> 0）",
-                             "verl actor.tau_neg；TRL sapo_temperature_neg（都默认 1.05）", above=0.0)
+    tau_pos: float = _option(1.0, "SAPO τ_pos", "SAPO 的门对 A > 0 的温度（> 0）", "verl actor.tau_pos；TRL sapo_temperature_pos", above=0.0)
+    tau_neg: float = _option(1.05, "SAPO τ_neg", "SAPO 的门对 A ≤ 0 的温度（> 0）", "verl actor.tau_neg；TRL sapo_temperature_neg", above=0.0)
     clip_cov_ratio: float = _option(2e-4, "Clip-Cov 比例", "Clip-Cov 截断梯度的步占多少（> 0；至少 1 步）",
                                     "verl actor.policy_loss.clip_cov_ratio（默认 2e-4）", above=0.0)
     clip_cov_lb: float = _option(1.0, "Clip-Cov 下界", "Clip-Cov 只在协方差 > 它的步里挑",
@@ -258,24 +257,24 @@ class RLConfig:
 
 def _check_combination(cfg):
     """只对某些取值有意义的选项：用在别处时报错（每个选项要么起作用，要么被拒绝）。"""
-    def refuse(what, accepted):
-        raise ValueError(f"{what}；{accepted}")
-    if cfg.delta is not None:
-        if cfg.policy_loss != "ppo" or cfg.is_level != "token" or cfg.clip_ratio_c is not None:
-            refuse(f"delta = {cfg.delta:g} 只配 policy_loss=\"ppo\"、is_level=\"token\"、clip_ratio_c=None，收到 policy_loss="
-                   f"{cfg.policy_loss!r}、is_level={cfg.is_level!r}、clip_ratio_c={cfg.clip_ratio_c!r}", "δ 就是 dual-clip 的 c")
-        if not cfg.delta > 1 + cfg.eps_high:
-            refuse(f"delta（TRL δ）必须 > 1 + eps_high = {1 + cfg.eps_high:g}，收到 {cfg.delta:g}",
-                   "δ ≤ 1 + ε_high 时 TRL 连 A > 0 的步也截，本包没有这个做法")
+    if cfg.delta is not None and (cfg.policy_loss != "ppo" or cfg.is_level != "token" or cfg.clip_ratio_c is not None):
+        raise ValueError(f"delta = {cfg.delta:g} 只配 policy_loss=\"ppo\"、is_level=\"token\"、clip_ratio_c=None（δ 就是 dual-clip "
+                         f"的 c），收到 policy_loss={cfg.policy_loss!r}、is_level={cfg.is_level!r}、clip_ratio_c={cfg.clip_ratio_c!r}")
+    if cfg.delta is not None and not cfg.delta > 1 + cfg.eps_high:
+        raise ValueError(f"delta（TRL δ）必须 > 1 + eps_high = {1 + cfg.eps_high:g}，收到 {cfg.delta:g}（δ ≤ 1 + ε_high 时 TRL "
+                         "连 A > 0 的步也截，本包没有这个做法）")
     if cfg.is_level == "sequence" and cfg.policy_loss not in ("ppo", "cispo", "sapo"):
-        refuse(f"is_level=\"sequence\" 只配 policy_loss=\"ppo\" / \"cispo\" / \"sapo\"，收到 policy_loss={cfg.policy_loss!r}",
-               "gspo、geo_mean、vespo 自己就是序列级的；gpg、clip_cov、kl_cov 是逐步的")
-    if AGGREGATION_KINDS[cfg.loss_agg] == "sum" and (cfg.policy_loss != "ppo" or cfg.is_level != "sequence"):
-        refuse(f"loss_agg=\"luspo\" 只配 policy_loss=\"ppo\"、is_level=\"sequence\"，收到 policy_loss={cfg.policy_loss!r}、"
-               f"is_level={cfg.is_level!r}", "TRL 的 LUSPO 是序列级比率的裁剪损失乘长度")
+        raise ValueError(f"is_level=\"sequence\" 只配 policy_loss=\"ppo\" / \"cispo\" / \"sapo\"，收到 policy_loss="
+                         f"{cfg.policy_loss!r}（gspo、geo_mean、vespo 自己就是序列级的；gpg、clip_cov、kl_cov 是逐步的）")
+    if AGGREGATION_TABLE[cfg.loss_agg].kind == "sum" and (cfg.policy_loss != "ppo" or cfg.is_level != "sequence"):
+        raise ValueError(f"loss_agg=\"luspo\" 只配 policy_loss=\"ppo\"、is_level=\"sequence\"（TRL 的 LUSPO 是序列级比率的裁剪损失"
+                         f"乘长度），收到 policy_loss={cfg.policy_loss!r}、is_level={cfg.is_level!r}")
     if cfg.loss_scale_factor is not None and cfg.loss_agg != "seq-mean-token-sum-norm":
-        refuse(f"loss_scale_factor = {cfg.loss_scale_factor} 只配 loss_agg=\"seq-mean-token-sum-norm\"，收到 loss_agg="
-               f"{cfg.loss_agg!r}", "把它设为 None，或换成那个聚合")
+        raise ValueError(f"loss_scale_factor = {cfg.loss_scale_factor} 只配 loss_agg=\"seq-mean-token-sum-norm\"，收到 loss_agg="
+                         f"{cfg.loss_agg!r}；把它设为 None，或换成那个聚合")
+    if not cfg.clip and cfg.policy_loss not in ("ppo", "cispo", "geo_mean", "clip_cov"):
+        raise ValueError(f"clip=False 只配用 eps_low / eps_high 裁剪的 policy_loss（ppo、cispo、geo_mean、clip_cov），"
+                         f"收到 policy_loss={cfg.policy_loss!r}（它不用这两个区间，clip 对它不起作用）")
 
 
 RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(

@@ -31,7 +31,7 @@ class Objective(NamedTuple):
     entropy_term: float             # −c_H · Σ w · H（c_H = 0 时为 0）
     dloss_dlogp: np.ndarray         # (B, L)：s_t = ∂loss/∂log π_θ(o_t)；mask 外为 0
     dloss_dentropy: np.ndarray      # (B, L)：e_t = ∂loss/∂H_t = −c_H · w_t；c_H = 0 时为 None
-    clip_low: float                 # 在下界被裁剪（或截住）的 token 占 mask 内的比例
+    clip_low: float                 # 在下界被裁剪（或截住）的 token 占 mask 内的比例（is_level="sequence"：解答 / B）
     clip_high: float                # 在上界被裁剪（或截住）的比例
     kl_est: float                   # 不夹的 KL 估计在 mask 内的平均（want_kl_est=False 或没有 ref_logp 时为 NaN）
 
