@@ -93,7 +93,8 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
     if getattr(surr, "dloss_dlogp", None) is None:
         raise ValueError(f"替代损失（policy_loss={cfg.policy_loss!r}）返回的 Surrogate 必须带 .dloss_dlogp"
                          "（每步损失对本步 log π 的导数）")
-    w = losses.aggregation_weights(m, cfg.loss_agg, max_len, cfg.loss_scale_factor).astype(dt)
+    scale = {} if cfg.loss_scale_factor is None else {"scale_factor": cfg.loss_scale_factor}   # 学生的 3 个参数的版本照样能用
+    w = losses.aggregation_weights(m, cfg.loss_agg, max_len, **scale).astype(dt)
     wl = w if tis is None else w * np.where(m, tis, 0).astype(dt)
     surrogate = float(wl[m] @ surr.loss.astype(dt)[m])
     s = wl * surr.dloss_dlogp.astype(dt)
