@@ -186,7 +186,7 @@ class RLConfig:
     tis_cap: float = _option(2.0, "TIS 上限 C", "截断的重要性比率的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
                              "verl rollout_is_threshold（默认 2.0）；TIS 的 C", above=0.0, off=(None, math.inf))
     rollout_is: str = _option(
-        "token", "rollout IS 级别", "陈旧采样的重要性权重：token（逐步 min(ρ_t, C)）/ sequence（整份解答 min(Π ρ_t, C)）",
+        "token", "rollout IS 级别", "陈旧采样的重要性比率：token（逐步 min(ρ_t, C)）/ sequence（整份解答 min(Π ρ_t, C)）",
         "verl algorithm.rollout_correction.rollout_is（verl/trainer/ppo/rollout_corr_helper.py）；TRL vllm_importance_sampling_mode"
         " 的 token_truncate 对应 \"token\"。只对 staleness > 0（= 0 时 π_old = π_behaviour，权重恒为 1）", IS_LEVELS)
     rollout_rs: str = _option(
