@@ -381,7 +381,7 @@ def test_fully_masked_batch_gives_zero_loss_and_gradient():
     ({"loss_agg": "luspo"}, "loss_agg=\"luspo\" 只配"),
     ({"loss_scale_factor": 8}, "loss_scale_factor = 8 只配"),
     ({"rollout_rs": "seq_sum_k1"}, "rollout_rs（rollout 拒绝）"),
-    ({"rollout_rs_threshold": 1.0}, "rollout_rs_threshold（拒绝阈值 τ）"),
+    ({"rollout_rs_threshold": 1.0}, "rollout_rs_threshold（拒绝的界 τ）"),
     ({"is_level": "seq"}, "is_level（比率的级别）"),
     ({"tau_neg": 0}, "tau_neg（SAPO τ_neg）"),
     ({"clip": False, "policy_loss": "sapo"}, "clip=False 只配"),

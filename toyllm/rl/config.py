@@ -193,7 +193,7 @@ class RLConfig:
         None, "rollout 拒绝", "陈旧采样的拒绝采样：None（不拒绝）/ token_k1（π_behaviour/π_old 不在 [1/τ, τ] 的步去掉）",
         "verl algorithm.rollout_correction.rollout_rs=\"token_k1\"：被拒绝的步从 mask 去掉（不进损失，也不算进聚合的分母）。"
         "verl 的其他 seq_* 选项本包没有", ("token_k1",), off=(None,))
-    rollout_rs_threshold: float = _option(2.0, "拒绝阈值 τ", "拒绝采样的阈值 τ（> 1；下界 1/τ）",
+    rollout_rs_threshold: float = _option(2.0, "拒绝的界 τ", "拒绝采样的界 τ（> 1；下界 1/τ）",
                                           "verl rollout_rs_threshold（一个数 τ 时下界是 1/τ；verl 的 \"下界_上界\" 写法本包没有）",
                                           above=1.0)
     loss_scale_factor: int = _option(
