@@ -19,8 +19,11 @@ LAYERS = [
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
     ("采样、精确计算（answer_probs 的零件在 _value_steps）", ["sampler", "_value_steps", "exact"]),
-    ("RL 的公式和它们的选项（不知道玩具模型）；选项在 TRL / verl 里的名字", ["rl.surrogates", "rl.losses", "rl.peers"]),
-    ("训练记录、RL 的配置（从公式导入选项）、目标函数", ["history", "rl.config", "rl.critic", "rl.objective"]),
+    ("RL 的公式和它们的选项（不知道玩具模型）；选项在 TRL / verl 里的名字", ["rl.surrogates", "rl.peer_losses",
+                                                                  "rl.peer_advantages", "rl.losses", "rl.cs336",
+                                                                  "rl.peers"]),
+    ("训练记录、RL 的配置（从公式导入选项）和预设、目标函数", ["history", "rl.config", "rl.presets", "rl.critic",
+                                                         "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
     ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
                                "doctor_report", "doctor"]),
@@ -201,7 +204,11 @@ def test_layer_and_cycle_checks_catch_violations(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("module, allowed", [("rl.surrogates", {"_checks"}),
-                                             ("rl.losses", {"_checks", "entropy", "rl.surrogates"}),
+                                             ("rl.peer_losses", {"_checks", "rl.surrogates"}),
+                                             ("rl.peer_advantages", {"_checks"}),
+                                             ("rl.cs336", {"_checks", "rl.surrogates"}),
+                                             ("rl.losses", {"_checks", "entropy", "rl.surrogates", "rl.peer_losses",
+                                                            "rl.peer_advantages"}),
                                              ("rl.peers", {"_checks", "rl.losses"}),
                                              ("rl.config", {"_checks", "text", "rl.losses", "rl.peers"})])
 def test_rl_formulas_know_nothing_of_the_toy_model(module, allowed):

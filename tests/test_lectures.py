@@ -8,6 +8,7 @@
     <!-- check:hardness -->   | 运算 | 档位 0 … 3 | …         toyllm.arithmetic.HARDNESS_LEVELS
     <!-- check:contexts -->   | 下标 | 运算 | 难度 | 名字 |   toyllm.CONTEXTS、toyllm.CONTEXT_NAMES
     <!-- check:presets -->    | 预设 | 选项名… |              toyllm.rl.PRESETS
+    <!-- check:preset-peers --> | 预设 | 算法 | verl | TRL |  toyllm.rl.PRESET_NAMES、PRESET_PEERS
     <!-- generated:名字 --> … <!-- /generated:名字 -->        由脚本生成，和 numbers.json 对照
 """
 
@@ -297,6 +298,15 @@ def test_lecture06_presets_table_equals_the_package():
         for col, cell in zip(head[1:], row[1:]):
             actual = getattr(cfg, col)
             assert _parse_option(cell, actual) == actual, f"预设 {row[0]} 的 {col}：讲义写 {cell}，代码是 {actual!r}"
+
+
+def test_lecture06_lists_every_preset_with_its_verl_and_trl_names():
+    from toyllm.rl import PRESET_NAMES, PRESET_PEERS, PRESETS
+    (head, rows), = check_tables(_text(L06), "preset-peers")
+    assert head == ["预设", "算法", "verl", "TRL"]
+    assert [_code(r[0]) for r in rows] == list(PRESETS) == list(PRESET_PEERS)
+    for row in rows:
+        assert [row[1], row[2], row[3]] == [PRESET_NAMES[_code(row[0])], *PRESET_PEERS[_code(row[0])]], row[0]
 
 
 def test_lecture06_restates_the_scale_constant_correctly():

@@ -40,7 +40,8 @@ def _random_model(size=1e9, seed=1, scale=0.5):
 # =============================================================================
 def test_presets_are_configs_of_one_loop():
     assert set(PRESETS) == {"reinforce", "rloo", "grpo", "dr_grpo", "ppo", "dapo",         # 第 6 讲 8.5–8.9 节的：
-                            "ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp", "grpo_async"}
+                            "ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp", "grpo_async",
+                            "reinforce_pp_no_baseline", "sapo", "gmpo", "gpg", "clip_cov", "kl_cov"}   # verl / TRL 的
     assert RLConfig() == PRESETS["grpo"] and RLConfig().beta == 0.0
     assert (PRESETS["dapo"].eps_low, PRESETS["dapo"].eps_high) == (0.2, 0.28)
     assert (PRESETS["ppo"].eps_low, PRESETS["ppo"].eps_high) == (0.2, 0.2)
@@ -205,7 +206,8 @@ def test_engine_gradient_equals_reference_add_grad_loop(agg, reward):
     roll = sample_rollouts(model, problems, 4, np.random.default_rng(2))
     r = step_rewards(roll, reward)
     adv = group_advantages(r, 4, "grpo", mask=None if r.ndim == 1 else roll.mask)
-    res = policy_loss(model, roll, adv, RLConfig(group_size=4, loss_agg=agg), max_len=8)
+    seq = {"is_level": "sequence"} if agg == "luspo" else {}          # TRL 的 luspo 只配序列级比率；μ = 1 时 s = ρ = 1
+    res = policy_loss(model, roll, adv, RLConfig(group_size=4, loss_agg=agg, **seq), max_len=8)
     A = adv if adv.ndim == 2 else np.broadcast_to(adv[:, None], roll.mask.shape)
     ref = _reference_grad(model, problems, roll, aggregation_weights(roll.mask, agg, 8) * A)
     # 引擎给的是损失的梯度（下降方向），参考模块给的是目标的梯度（上升方向）

@@ -31,17 +31,20 @@ def _trl(loss_type, l, m, max_completion_length):
         return (l * m).sum() / max(m.sum(), 1)
     if loss_type == "dr_grpo":
         return (l * m).sum() / (l.shape[0] * max_completion_length)
+    if loss_type == "luspo":          # (per_token_loss * mask.sum(1)).mean()：每行的 l_i 乘长度，再对 B 平均
+        return ((l * m).sum(-1)).mean()
     raise KeyError(loss_type)
 
 
 def _verl(mode, l, m):
-    """verl core_algos.agg_loss 的写法。"""
+    """verl core_algos.agg_loss 的写法（commit b178a3cd：seq_mask = Σ mask > 0 把全空的行排除）。"""
+    seq_mask = m.sum(-1) > 0
     if mode == "token-mean":
         return (l * m).sum() / m.sum()
     if mode == "seq-mean-token-sum":
-        return (l * m).sum(-1).mean()
+        return ((l * m).sum(-1) * seq_mask).sum() / seq_mask.sum()
     if mode == "seq-mean-token-mean":
-        return ((l * m).sum(-1) / m.sum(-1)).mean()
+        return ((l * m).sum(-1) / (m.sum(-1) + 1e-8) * seq_mask).sum() / seq_mask.sum()
     if mode == "seq-mean-token-sum-norm":
         return (l * m).sum() / m.shape[-1]
     raise KeyError(mode)
@@ -52,14 +55,19 @@ def test_every_aggregation_name_computes_what_its_system_computes():
     m = np.arange(7)[None, :] < rng.integers(1, 8, size=(6, 1))       # 6 份，1~7 步，补齐到 L = 7
     l = rng.normal(size=m.shape)
     max_len = 9                                                        # TRL 的 max_completion_length
+    m[2] = False                                                       # 一份全空的行（verl 排除它，TRL 算进 B）
     expected = {"grpo": _trl("grpo", l, m, max_len), "bnpo": _trl("bnpo", l, m, max_len),
                 "dapo": _trl("dapo", l, m, max_len), "dr_grpo": _trl("dr_grpo", l, m, max_len),
+                "luspo": _trl("luspo", l, m, max_len),
                 **{mode: _verl(mode, l, m) for mode in ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean",
                                                         "seq-mean-token-sum-norm")},
                 "seq-mean": _trl("grpo", l, m, max_len), "constant": _trl("dr_grpo", l, m, max_len)}
     assert set(expected) == set(AGGREGATIONS) == set(losses.AGGREGATION_TABLE)
     for name, value in expected.items():
-        assert losses.aggregate_loss(l, m, name, max_len) == pytest.approx(value, rel=1e-12), name
+        assert losses.aggregate_loss(l, m, name, max_len) == pytest.approx(value, rel=1e-7), name
+    # issue 24 第 6(a) 点：有全空的行时 verl 的 seq-mean-token-mean 和 TRL 的 grpo 差一个因子 B / B'
+    assert (losses.aggregate_loss(l, m, "seq-mean-token-mean")
+            == pytest.approx(6 / 5 * losses.aggregate_loss(l, m, "grpo"), rel=1e-12))
     # issue 15 第 3 点：constant = TRL dr_grpo；verl seq-mean-token-sum-norm 是它的 B 倍（L_max 相同时）
     assert (losses.aggregate_loss(l, m, "seq-mean-token-sum-norm")
             == pytest.approx(m.shape[0] * losses.aggregate_loss(l, m, "constant"), rel=1e-12))

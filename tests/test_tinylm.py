@@ -329,6 +329,12 @@ PRESET_REACHES = {
     "cispo": lambda c: any(n == "cispo_surrogate" for n, a, k in c),
     "reinforce_pp": lambda c: any(n == "reinforce_pp_advantages" for n, a, k in c),
     "grpo_async": lambda c: any(n == "truncated_is_weights" for n, a, k in c),
+    "reinforce_pp_no_baseline": lambda c: any(n == "reinforce_pp_no_baseline_advantages" for n, a, k in c),
+    "sapo": lambda c: any(n == "sapo_surrogate" and _arg((n, a, k), 4, "tau_neg") == 1.05 for n, a, k in c),
+    "gmpo": lambda c: any(n == "gmpo_surrogate" and _arg((n, a, k), 3, "eps_low") == 0.4 for n, a, k in c),
+    "gpg": lambda c: any(n == "gpg_surrogate" for n, a, k in c) and any(n == "gpg_advantages" for n, a, k in c),
+    "clip_cov": lambda c: any(n == "clip_cov_surrogate" and k.get("rng") is not None for n, a, k in c),
+    "kl_cov": lambda c: any(n == "kl_cov_surrogate" and k.get("coef") == 0.1 for n, a, k in c),
 }
 
 
@@ -342,7 +348,9 @@ def test_every_preset_reaches_its_own_function_on_the_network(sft_model, monkeyp
             calls = []
             _spy_calls(mp, losses, ["group_advantages", "aggregation_weights", "kl_estimator", "clipped_surrogate",
                                     "gspo_surrogate", "cispo_surrogate", "reinforce_pp_advantages",
-                                    "truncated_is_weights"], calls)
+                                    "truncated_is_weights", "reinforce_pp_no_baseline_advantages", "sapo_surrogate",
+                                    "gmpo_surrogate", "gpg_surrogate", "gpg_advantages", "clip_cov_surrogate",
+                                    "kl_cov_surrogate"], calls)
             _spy_calls(mp, critic, ["gae", "value_loss"], calls)
             tl.rl_train(model.copy(), train, tl.tiny_config(name, iterations=3, batch_problems=4, group_size=4))
         assert reached(calls), name

@@ -41,7 +41,7 @@ def test_help_lists_every_option_with_its_default():
     for flag in ("--preset", "--size", "--seed", "--save", "--plot", "--n-train", "--table-every"):
         assert flag in text
     assert text.count("默认") >= len(cli._OPTIONS) + 8
-    assert "ppo、dapo、ppo_critic、ppo_dual_clip、gspo、cispo 为 4" in text                         # μ 的默认值随预设变化
+    assert "gspo、cispo、sapo、gmpo、clip_cov、kl_cov 为 4" in text                         # μ 的默认值随预设变化
 
 
 def test_train_prints_tables_and_saves_and_plots(tmp_path):

@@ -34,7 +34,7 @@ from toyllm.exact import answer_pass_at_k, answer_probs, correct_paths  # noqa: 
 from toyllm.experiments import inference_curves  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
 from toyllm.rl import PRESETS, RLConfig, default_problems, preset, train  # noqa: E402
-from toyllm.rl.config import format_option  # noqa: E402
+from toyllm.rl.presets import format_option  # noqa: E402
 from toyllm.rl.peers import ANY, ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT, hydra_value  # noqa: E402
 from toyllm.scaling import fit_sigmoid, reach_target, scaling_curve  # noqa: E402
 
@@ -54,7 +54,7 @@ TARGET = 0.8                                       # "到 pass@1 ≥ 0.8 用了�
 CLIP = {"size": 1e8, "lr": 30.0, "mu": 4, "iterations": 100, "seeds": (0, 1, 2, 3), "last": 20}
 YUE_KS = tuple(2 ** i for i in range(9))           # 1 … 256
 YUE_TABLE_KS = (1, 4, 16, 64, 256)
-DAPO_IGNORE = ("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short")   # 讲义 8.10 节的例子：TRL 没有动态采样
+DAPO_IGNORE = ("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short")   # 讲义 8.11 节的例子：TRL 没有动态采样
 
 
 def lecture_problems():
@@ -291,7 +291,7 @@ def _source_cell(rule):
 
 
 def render_peers():
-    """讲义 8.10 节：RLConfig 的选项在 TRL 和 verl 里的名字，由 toyllm.rl.peers.ROWS 生成（to_trl / to_verl 查的是同一张表）。"""
+    """讲义 8.11 节：RLConfig 的选项在 TRL 和 verl 里的名字，由 toyllm.rl.peers.ROWS 生成（to_trl / to_verl 查的是同一张表）。"""
     lines = [f"TRL 提交 `{TRL_COMMIT[:8]}`（`GRPOConfig` 从 transformers 继承的字段：transformers {TRANSFORMERS_VERSION} 的 "
              f"`training_args.py`），verl 提交 `{VERL_COMMIT[:8]}`。出处一列是文件和行号（TRL 的文件省去 `trl/trainer/`，"
              "verl 的省去 `verl/trainer/`）；verl 的名字省去了开头的 `actor_rollout_ref.`。"

@@ -24,7 +24,7 @@ from toyllm.demo import context_table
 from toyllm.exact import correct_paths
 from toyllm.problems import default_problems
 from toyllm.rl import OPTION_NAMES, PRESET_NAMES, PRESETS, RLConfig, train
-from toyllm.rl.config import format_option
+from toyllm.rl.presets import format_option
 from toyllm.text import fmt_size
 from toyllm.trainable import TrainableLLM
 

@@ -5,9 +5,10 @@
 # - 经典 PPO 的 critic（价值表 $V(s)$）和 GAE($\gamma, \lambda$)；学到的 $V$ 离**精确**的 $V^*$ 有多远；
 # - 同一批数据上，五种基线（无、组平均、RLOO、学到的 critic、精确 $V^*$）的梯度估计和**精确梯度**差多少：GRPO 为什么不要 critic；
 # - 2025 年的几个变体：GSPO（序列级比率）、CISPO（裁剪权重、不裁剪更新）、dual-clip；verl / TRL 的聚合名字；REINFORCE++；
-# - 动态采样凑不满时怎么办；用旧策略采样（异步 RL）带来的偏差和方差，以及截断的重要性比率（TIS）。
+# - 动态采样凑不满时怎么办；用旧策略采样（异步 RL）带来的偏差和方差，以及截断的重要性比率（TIS）；
+# - verl 和 TRL 的其他损失：SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO，序列级比率，以及名字相同、约定不同的地方。
 #
-# 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 8.5–8.9 节。
+# 对应讲义：[lectures/lecture06_scaling_rl.md](../lectures/lecture06_scaling_rl.md) 第 8.5–8.10 节。
 
 # %% [markdown]
 # ## 0. 准备
@@ -334,6 +335,107 @@ print(f"ppo_dual_clip 的训练记录和 ppo 完全相同：{dict(runs['ppo_dual
       f"（lr = 2 时 ρ 从不超过 c = 3）")
 
 # %% [markdown]
+# ## 10. verl 和 TRL 的其他损失（讲义 8.10）
+#
+# 六个新预设都是同一个循环的选项。新的策略损失是 `policy_loss` 的取值，公式在 `toyllm.rl.peer_losses`，
+# 玩具和小 transformer 都经过同一个 `rl_objective`。看输出：每个新预设和 GRPO 差在哪几个选项。
+
+# %%
+from toyllm.rl import PRESET_NAMES, cs336
+from toyllm.rl.objective import rl_objective
+
+NEW = ["reinforce_pp_no_baseline", "sapo", "gmpo", "gpg", "clip_cov", "kl_cov"]
+for name in NEW:
+    print(f"{name}：{diff_presets('grpo', name)}")
+
+# %% [markdown]
+# ### 10.1 同一批数据上的损失和梯度
+#
+# 和第 4 节一样：一批数据（32 题 × 8 份），先用 lr = 30 更新 3 次，让比率 $\rho$ 离开 1。
+# 然后在这批数据上，每个损失算一次 `rl_objective`（优势都用 GRPO 的）。
+# 看表：损失的值、梯度 $\partial\text{loss}/\partial\log\pi$ 的范数、在下界 / 上界被裁剪的比例。
+# Clip-Cov 和 KL-Cov 的比例调到 5%，这一小批上才看得见它们挑中的步（verl 的默认是 0.02%）。
+
+# %%
+fresh = TrainableLLM(1e9)
+batch = sample_rollouts(fresh, train_set[:32], 8, np.random.default_rng(1))
+adv = group_advantages(batch.correct.astype(float), 8)
+for _ in range(3):
+    fresh.params -= 30.0 * policy_loss(fresh, batch, adv, preset("grpo")).grad
+m = batch.mask
+old_logp = np.where(m, batch.logp, 0.0)
+new_logp = np.where(m, np.log(prob_table(fresh)[batch.ctx, batch.actions]), 0.0)
+cases = {"GRPO（PPO 裁剪）": preset("grpo"), "SAPO": preset("sapo"), "GMPO": preset("gmpo"), "GPG": preset("gpg"),
+         "Clip-Cov（5%）": preset("clip_cov", clip_cov_ratio=0.05), "KL-Cov（5%）": preset("kl_cov", kl_cov_ratio=0.05),
+         "VESPO": RLConfig(policy_loss="vespo", loss_agg="token-mean"),
+         "CISPO 序列级（TRL）": RLConfig(policy_loss="cispo", cispo_clip="trl", eps_high=1.1, is_level="sequence",
+                                       loss_agg="dapo")}
+rows = []
+for label, cfg in cases.items():
+    obj = rl_objective(new_logp, old_logp, adv, m, cfg, rng=np.random.default_rng(0))
+    rows.append([label, f"{obj.loss:.4f}", f"{np.linalg.norm(obj.dloss_dlogp):.4f}", f"{obj.clip_low:.3f}",
+                 f"{obj.clip_high:.3f}"])
+Table(["损失", "值", "‖∂loss/∂log π‖", "下界裁剪", "上界裁剪"], rows)
+
+# %% [markdown]
+# 看输出：Clip-Cov 截断了多少步的梯度，KL-Cov 给多少步加了 $|\log\rho|$ 的惩罚。
+# Clip-Cov 只从协方差在 (1, 5) 之间、又没被 PPO 裁剪的步里挑，候选不够 5% 时就全挑上。
+# 序列级 CISPO 的裁剪比例按 TRL 数的是**解答**（被截的解答 / B），不是步。
+
+# %%
+log_ratio = new_logp - old_logp
+cc = losses.clip_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05, rng=np.random.default_rng(0))
+kc = losses.kl_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05)
+print(f"mask 内 {m.sum()} 步；Clip-Cov 截断梯度的步 {cc.selected.sum()} 个，KL-Cov 加惩罚的步 {kc.selected.sum()} 个")
+print(f"verl 的默认比例 2e-4：只挑 max(⌊2e-4 × {m.sum()}⌋, 1) = {max(int(2e-4 * m.sum()), 1)} 步")
+
+# %% [markdown]
+# 看图：一个 $A = 1$ 的步，梯度系数 $-\partial\ell/\partial\log\pi$ 随 $\rho$ 怎样变。
+# PPO 在 $1 + \varepsilon$ 处一刀切成 0；SAPO 的门是光滑的，离 1 越远越小。
+
+# %%
+rhos = np.linspace(0.5, 2.0, 301)
+one = np.ones((1, len(rhos)), bool)
+sapo = losses.sapo_surrogate(np.log(rhos)[None], np.ones(1), one)
+ppo = clipped_surrogate(rhos, np.ones_like(rhos))
+fig, ax = plt.subplots(figsize=(6, 3.2))
+ax.plot(rhos, -ppo.dloss_dlogp, label="PPO 裁剪（ε = 0.2）")
+ax.plot(rhos, -sapo.dloss_dlogp[0], label="SAPO（τ = 1）")
+ax.set_xlabel("重要性比率 $\\rho$")
+ax.set_ylabel("梯度系数")
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# ### 10.2 名字相同、约定不同
+#
+# 一批 3 份解答，第 2 份全空（mask 全是 False）。看输出：verl 的 `seq-mean-token-mean` 只对非空的 2 份平均，
+# TRL 的 `grpo`（和本包的 `seq-mean`）除以 3。最后两行是 CS336 的 `masked_mean`：全空的行它给 NaN，本包默认给 0。
+
+# %%
+per_step = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [4.0, 0.0, 0.0]])
+mask3 = np.array([[True, True, False], [False, False, False], [True, False, False]])
+for name in ["seq-mean", "grpo", "seq-mean-token-mean", "seq-mean-token-sum"]:
+    print(f"{name:22s}{losses.aggregate_loss(per_step, mask3, name):.4f}")
+print("本包 masked_mean（empty=\"zero\"）：", cs336.masked_mean(per_step, mask3, axis=1))
+print("CS336 masked_mean（empty=\"nan\"）：", cs336.masked_mean(per_step, mask3, axis=1, empty="nan"))
+
+# %% [markdown]
+# ### 10.3 每个新预设训练 50 次迭代
+#
+# 同样的题，5 个种子，每个预设训练 50 次迭代（32 题 × 8 份）。看表：留出题上的路径 pass@1 的平均和标准误差。
+# SAPO、GMPO、Clip-Cov、KL-Cov 每批更新 μ = 4 次，所以表里加了一行 μ = 4 的 GRPO：和它比，才看得出损失本身的作用。
+# 标准误差只量种子之间的差别；5 个种子看不出小的差距，这不是算法的排名。
+
+# %%
+runs = {PRESET_NAMES[name]: preset(name, iterations=50) for name in ["grpo", "reinforce_pp"] + NEW}
+runs["GRPO（μ = 4）"] = preset("grpo", iterations=50, mu=4)
+final = {label: np.array([train(TrainableLLM(1e9), cfg.replace(seed=s), train_set, heldout).meta["final_pass1_exact"]
+                          for s in range(5)]) for label, cfg in runs.items()}
+Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差"],
+      [[label, f"{v.mean():.4f}", f"{v.std(ddof=1) / np.sqrt(len(v)):.4f}"] for label, v in final.items()])
+
+# %% [markdown]
 # ## 小结
 #
 # - critic 是一张 $L_{\max}\times 12\times 2$ 的价值表；它对精确 $V^*$ 的误差随训练下降，但看不到题目，降不到 0。
@@ -341,14 +443,19 @@ print(f"ppo_dual_clip 的训练记录和 ppo 完全相同：{dict(runs['ppo_dual
 # - dual-clip 给 $A<0$ 的损失加上界；CISPO 保留被 PPO 裁掉的步的梯度；GSPO 整份解答一个比率。
 # - 聚合的名字是一张归一化表；`dr_grpo` 和 verl 的 `seq-mean-token-sum-norm` 差 $B$ 倍。
 # - 旧策略采样不修正时偏差随 $k$ 增大；重要性比率把偏差压下去，TIS 的上限 $C$ 再用一点偏差换更小的方差。
+# - verl 和 TRL 的其他损失（SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO）都是 `policy_loss` 的取值；
+#   名字相同的选项在两个系统里可能约定不同（全空的行、裁剪比例数步还是数解答），本包跟着名字所属的系统。
 #
 # ## 参考文献
 #
 # - Schulman et al. 2015，GAE，arXiv:1506.02438；Schulman et al. 2017，PPO，arXiv:1707.06347
 # - Ye et al. 2019，dual-clip PPO，arXiv:1912.09729
 # - Zheng et al. 2025，GSPO，arXiv:2507.18071；MiniMax 2025，MiniMax-M1（CISPO），arXiv:2506.13585
+# - SAPO，arXiv:2511.20347；Zhao et al. 2025，GMPO，arXiv:2507.20673；Chu et al. 2025，GPG，arXiv:2504.02546
+# - Cui et al. 2025，The Entropy Mechanism of RL for Reasoning LMs（Clip-Cov / KL-Cov），arXiv:2505.22617
 #
 # ## 试一试
 #
 # 1. 把 `preset("ppo_critic")` 的 `lam` 改成 0.5、0：价值表的误差和 pass@1 怎样变？
 # 2. 在第 4 节用 `cispo_clip="trl"`、`eps_high=5.0`：被截住的步变多还是变少？
+# 3. 在第 10.1 节把 SAPO 的 `tau_pos` 改成 5：梯度的范数变大还是变小？和图里的曲线对得上吗？

@@ -9,6 +9,9 @@
                   8.5–8.9 节：reinforce_pp_advantages、AGGREGATION_TABLE（verl / TRL 的聚合名字）
     surrogates.py 裁剪的替代损失 clipped_surrogate（dual-clip：clip_ratio_c）、gspo_surrogate、cispo_surrogate、
                   truncated_is_weights（losses 转出它们：losses.clipped_surrogate 是同一个函数）
+    peer_losses.py verl / TRL 的其他策略损失：SAPO、GMPO（geo_mean）、GPG、Clip-Cov、KL-Cov、VESPO，rollout 修正
+    peer_advantages.py REINFORCE++（带 / 不带基线）、OPO、GPG 的优势，整批白化 whiten
+    cs336.py      CS336 作业 5 的函数：−A log π、SFT 的 −log π、masked_mean / masked_normalize、小批的梯度累积
     critic.py     价值表 V[t, c, ok]、GAE(γ, λ)、价值损失、精确价值 V*（第 6 讲 8.5 节，预设 ppo_critic）
     kernel.py     把这些公式用链式法则接起来，得到对 Δ 表 (12, 3) 的精确梯度（policy_loss、score_vectors）
     filtering.py  玩具解答的奖励（step_rewards）；采样一批组，动态采样（DAPO）丢掉奖励全相同的组再补采
@@ -27,9 +30,10 @@
 
 from ..history import COLUMN_NAMES, History
 from ..problems import default_problems
-from . import critic
+from . import critic, cs336
 from .config import (ADVANTAGE_ESTIMATORS, ADVANTAGES, AGGREGATIONS, KL_ESTIMATORS, OPTIMIZERS, OPTION_NAMES,
-                     POLICY_LOSSES, PRESET_NAMES, PRESETS, REWARDS, SCALES, RLConfig, diff_presets, preset, presets_table)
+                     POLICY_LOSSES, REWARDS, SCALES, RLConfig)
+from .presets import PRESET_NAMES, PRESET_PEERS, PRESETS, diff_presets, preset, presets_table
 from .losses import (AGGREGATION_TABLE, KL_CLAMP, Entropy, KLEstimates, KLTerm, Surrogate, aggregate_loss,
                      aggregation_weights, cispo_surrogate, clipped_surrogate, constant_groups, entropy, group_advantages,
                      gspo_surrogate, kl_estimates, kl_estimator, reinforce_pp_advantages, truncated_is_weights)
@@ -39,8 +43,8 @@ from .loop import RL_COLUMNS, train
 
 __all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "AGGREGATION_TABLE", "COLUMN_NAMES", "Entropy",
            "History", "KLEstimates", "KLTerm", "KL_CLAMP", "KL_ESTIMATORS", "LossResult", "OPTIMIZERS", "OPTION_NAMES",
-           "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "REWARDS", "RLConfig", "RL_COLUMNS", "SCALES", "Surrogate",
+           "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "PRESET_PEERS", "REWARDS", "RLConfig", "RL_COLUMNS", "SCALES", "Surrogate",
            "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clipped_surrogate", "constant_groups",
-           "critic", "default_problems", "diff_presets", "entropy", "group_advantages", "gspo_surrogate",
+           "critic", "cs336", "default_problems", "diff_presets", "entropy", "group_advantages", "gspo_surrogate",
            "kl_estimates", "kl_estimator", "policy_loss", "preset", "presets_table", "reinforce_pp_advantages",
            "score_vectors", "step_rewards", "train", "truncated_is_weights"]

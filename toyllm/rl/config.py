@@ -9,12 +9,11 @@ RL 的配置：所有算法都是同一个循环，一个 RLConfig 的不同取�
 import dataclasses
 import difflib
 import math
-import types
 from dataclasses import dataclass, field
 
-from .._checks import as_bool, as_choice, as_int, as_list, as_real
-from ..text import display_width, pad
-from .losses import ADVANTAGES, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, KL_ESTIMATORS, POLICY_LOSSES, SCALES
+from .._checks import as_bool, as_choice, as_int, as_real
+from .losses import (ADVANTAGES, AGGREGATION_TABLE, AGGREGATIONS, CISPO_CLIPS, GROUP_ADVANTAGES, IS_LEVELS,
+                     KL_ESTIMATORS, POLICY_LOSSES, SCALES)
 from .peers import hydra_value, to_peer
 
 ADVANTAGE_ESTIMATORS = GROUP_ADVANTAGES + ("gae",)
@@ -89,6 +88,9 @@ class RLConfig:
         "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）；"
         "\"reinforce_pp\"：先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
         "adv_estimator=reinforce_plus_plus_baseline；奖励全相同的组白化后不再是 0）；"
+        "\"reinforce_pp_no_baseline\"：折扣回报 γ^{|o|−1−t}·r（γ = gamma），不减组平均，直接整批白化（verl "
+        "adv_estimator=reinforce_plus_plus）；\"opo\"：A = r − Σ|o_j| r_j / Σ|o_j|，按长度加权的组基线（verl adv_estimator=opo）；"
+        "\"gpg\"：A = α (r − 组平均)，α = B / 奖励非零的份数（verl adv_estimator=gpg）。这三个 TRL 都没有；"
         "\"gae\"：学到的价值表 V(s) 和 GAE(γ, λ)，再整批白化（verl adv_estimator=gae；见 rl/critic.py）",
         ADVANTAGE_ESTIMATORS)
     scale_rewards: str = _option(
@@ -104,7 +106,9 @@ class RLConfig:
         "\"token-mean\"（= verl \"token-mean\" = TRL \"dapo\" / \"bnpo\"，单卡）：Σ l / Σ|o_i|；"
         "\"constant\"（= TRL \"dr_grpo\"）：Σ l / (B × L_max)，L_max = 训练题里最长的步数（相当于 TRL 的 "
         "max_completion_length）；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
-        "不除以 B，所以是 constant 的 B 倍；verl \"seq-mean-token-sum\"：Σ_i Σ_t l / B", AGGREGATIONS)
+        "不除以 B，所以是 constant 的 B 倍（verl actor.loss_scale_factor 可以换掉 L_max，选项 loss_scale_factor）；verl "
+        "\"seq-mean-token-sum\"：Σ_i Σ_t l / B。有全空的行时 verl 的两个 seq-mean-* 只除以非空的行数（core_algos.py agg_loss 的 "
+        "seq_mask），TRL grpo 和本包 seq-mean 除以 B；TRL \"luspo\"：Σ_i |o_i| l_i / B（配 is_level=\"sequence\"）", AGGREGATIONS)
     mu: int = _option(1, "每批更新次数 μ", "每批数据更新几次 μ（≥ 1）",
                       "TRL num_iterations；verl ppo_epochs。μ = 1 时 ρ ≡ 1，裁剪不会发生", low=1)
     clip: bool = _option(True, "裁剪", "是否裁剪重要性比率",
@@ -142,12 +146,19 @@ class RLConfig:
     seed: int = _option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来", low=0)
     # ---- 第 6 讲 8.5–8.9 节：critic + GAE、GSPO、CISPO、dual-clip、异步（陈旧）采样 ----
     policy_loss: str = _option(
-        "ppo", "策略损失", "策略损失：ppo（逐步比率、裁剪更新）/ gspo（序列级比率）/ cispo（裁剪并截断梯度的权重）",
+        "ppo", "策略损失", "策略损失：ppo / gspo / cispo，或 sapo / geo_mean / gpg / clip_cov / kl_cov / vespo",
         "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）；"
         "\"gspo\"：losses.gspo_surrogate，s_i = exp(mean_t log ρ)，按序列裁剪，裁剪区间用 seq_eps_low / seq_eps_high"
         "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\"）；"
         "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"），"
-        "怎么裁剪由 cispo_clip 决定", POLICY_LOSSES)
+        "怎么裁剪由 cispo_clip 决定；"
+        "\"sapo\"：peer_losses.sapo_surrogate，光滑的门 σ(τ(ρ−1))·4/τ 代替裁剪（verl loss_mode=\"sapo\"，verl 固定按解答平均；"
+        "TRL loss_type=\"sapo\"）；\"geo_mean\"：GMPO，peer_losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均"
+        "（verl loss_mode=\"geo_mean\"，verl 不看聚合，等于 loss_agg=\"seq-mean\"；TRL 没有）；\"gpg\"：l = −A log π"
+        "（verl loss_mode=\"gpg\"；TRL 没有）；\"clip_cov\" / \"kl_cov\"：按协方差挑步截断梯度 / 加 |log ρ| 惩罚"
+        "（verl loss_mode=\"clip_cov\" / \"kl_cov\"，verl/trainer/ppo/core_algos.py；TRL 没有）；\"vespo\"："
+        "序列级比率的 Gamma 权重 φ(w)·(−A log π)（TRL loss_type=\"vespo\"，trl/trainer/grpo_trainer.py；verl 没有）",
+        POLICY_LOSSES)
     seq_eps_low: float = _option(3e-4, "GSPO ε_low", "GSPO 序列级比率的裁剪下界 1 − seq_eps_low（0 ~ 1）",
                                  "GSPO 论文和 verl 的 gspo 示例用 3e-4（序列级比率离 1 很近，区间要小得多）", low=0.0, high=1.0)
     seq_eps_high: float = _option(4e-4, "GSPO ε_high", "GSPO 序列级比率的裁剪上界 1 + seq_eps_high（≥ 0）",
@@ -160,7 +171,7 @@ class RLConfig:
         None, "dual-clip c", "dual-clip 的界 c（None = 不用；> 1）：A < 0 的步损失最多 −c·A",
         "Ye et al. 2019（arXiv 1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失默认就开着，TRL 没有）。"
         "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))
-    gamma: float = _option(1.0, "折扣 γ", "GAE 的折扣 γ（0 ~ 1；只对 advantage=\"gae\"）",
+    gamma: float = _option(1.0, "折扣 γ", "折扣 γ（0 ~ 1；只对 advantage=\"gae\" / \"reinforce_pp_no_baseline\"）",
                            "verl algorithm.gamma（默认 1.0）；Spinning Up gamma（0.99）", low=0.0, high=1.0)
     lam: float = _option(1.0, "GAE λ", "GAE 的 λ（0 ~ 1；只对 advantage=\"gae\"）：1 = 蒙特卡洛回报减 V，0 = 一步 TD",
                          "verl algorithm.lam（默认 1.0）；Spinning Up lam（0.97）", low=0.0, high=1.0)
@@ -178,6 +189,50 @@ class RLConfig:
                              "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略", low=0)
     tis_cap: float = _option(2.0, "TIS 上限 C", "截断的重要性比率的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
                              "verl rollout_is_threshold（默认 2.0）；TIS 的 C", above=0.0, off=(None, math.inf))
+    rollout_is: str = _option(
+        "token", "rollout IS 级别", "陈旧采样的重要性比率：token（逐步 min(ρ_t, C)）/ sequence（整份解答 min(Π ρ_t, C)）",
+        "verl algorithm.rollout_correction.rollout_is（verl/trainer/ppo/rollout_corr_helper.py）；TRL vllm_importance_sampling_mode"
+        " 的 token_truncate 对应 \"token\"。只对 staleness > 0（= 0 时 π_old = π_behaviour，权重恒为 1）", IS_LEVELS)
+    rollout_rs: str = _option(
+        None, "rollout 拒绝", "陈旧采样的拒绝采样：None（不拒绝）/ token_k1（π_behaviour/π_old 不在 [1/τ, τ] 的步去掉）",
+        "verl algorithm.rollout_correction.rollout_rs=\"token_k1\"：被拒绝的步从 mask 去掉（不进损失，也不算进聚合的分母）。"
+        "verl 的其他 seq_* 选项本包没有", ("token_k1",), off=(None,))
+    rollout_rs_threshold: float = _option(2.0, "拒绝的界 τ", "拒绝采样的界 τ（> 1；下界 1/τ）",
+                                          "verl rollout_rs_threshold（一个数 τ 时下界是 1/τ；verl 的 \"下界_上界\" 写法本包没有）",
+                                          above=1.0)
+    loss_scale_factor: int = _option(
+        None, "聚合的分母", "seq-mean-token-sum-norm 的分母（None = 补齐后的长度 L；≥ 1）",
+        "verl actor.loss_scale_factor：训练中用同一个常数代替随批变化的 L。只配 loss_agg=\"seq-mean-token-sum-norm\"",
+        low=1, off=(None,))
+
+    # ---- verl / TRL 的其他损失（peer_losses.py）。verl 的名字在 verl/workers/config/actor.py，TRL 的在 trl/trainer/grpo_config.py ----
+    is_level: str = _option(
+        "token", "比率的级别", "重要性比率：token（每步的 ρ）/ sequence（每份解答 s = exp(mean_t log ρ)）",
+        "TRL importance_sampling_level（trl/trainer/grpo_config.py）。\"sequence\" 可配 policy_loss=\"ppo\"（裁剪区间仍是 "
+        "eps_low / eps_high，这就是 TRL 的 GSPO；verl 的 \"gspo\" 用 seq_eps_low / seq_eps_high）、\"cispo\"、\"sapo\"；"
+        "gspo、geo_mean、vespo 自己就是序列级的，不接受它。序列级时裁剪比例按 TRL 的算法数**解答**（被裁的解答 / B），"
+        "verl 的 \"gspo\" 数的是步", IS_LEVELS)
+    delta: float = _option(
+        None, "TRL δ", "TRL 的 delta（None = 不用；> 1 + eps_high）：A < 0 的步 ρ 最多算到 δ",
+        "TRL GRPOConfig.delta（INTELLECT-2，arXiv 2505.07291；trl/trainer/grpo_trainer.py 把 ρ clamp 到 ≤ δ 再取 min）。"
+        "δ > 1 + ε_high 时它就是 verl 的 dual-clip（actor.clip_ratio_c = δ），这里用同一个实现（clipped_surrogate 的 "
+        "clip_ratio_c）；δ ≤ 1 + ε_high 时 TRL 连 A > 0 的步也截，本包不提供。只配 policy_loss=\"ppo\"、is_level=\"token\"，"
+        "不能和 clip_ratio_c 同时给", above=1.0, off=(None,))
+    tau_pos: float = _option(1.0, "SAPO τ_pos", "SAPO 的门对 A > 0 的温度（> 0）", "verl actor.tau_pos；TRL sapo_temperature_pos", above=0.0)
+    tau_neg: float = _option(1.05, "SAPO τ_neg", "SAPO 的门对 A ≤ 0 的温度（> 0）", "verl actor.tau_neg；TRL sapo_temperature_neg", above=0.0)
+    clip_cov_ratio: float = _option(2e-4, "Clip-Cov 比例", "Clip-Cov 截断梯度的步占多少（> 0；至少 1 步）",
+                                    "verl actor.policy_loss.clip_cov_ratio（默认 2e-4）", above=0.0)
+    clip_cov_lb: float = _option(1.0, "Clip-Cov 下界", "Clip-Cov 只在协方差 > 它的步里挑",
+                                 "verl actor.policy_loss.clip_cov_lb（默认 1.0）")
+    clip_cov_ub: float = _option(5.0, "Clip-Cov 上界", "Clip-Cov 只在协方差 < 它的步里挑",
+                                 "verl actor.policy_loss.clip_cov_ub（默认 5.0）")
+    kl_cov_ratio: float = _option(2e-4, "KL-Cov 比例", "KL-Cov 加惩罚的步占多少（> 0；至少 1 步）",
+                                  "verl actor.policy_loss.kl_cov_ratio（默认 2e-4）", above=0.0)
+    ppo_kl_coef: float = _option(0.1, "KL-Cov 系数", "KL-Cov 的 |log ρ| 惩罚系数", "verl actor.policy_loss.ppo_kl_coef（默认 0.1）", low=0.0)
+    vespo_k_pos: float = _option(2.0, "VESPO k+", "VESPO：A ≥ 0 时的幂 k（≥ 0）", "TRL vespo_k_pos（默认 2）", low=0.0)
+    vespo_lambda_pos: float = _option(3.0, "VESPO λ+", "VESPO：A ≥ 0 时的衰减 λ", "TRL vespo_lambda_pos（默认 3）", low=0.0)
+    vespo_k_neg: float = _option(3.0, "VESPO k−", "VESPO：A < 0 时的幂 k（≥ 0）", "TRL vespo_k_neg（默认 3）", low=0.0)
+    vespo_lambda_neg: float = _option(2.0, "VESPO λ−", "VESPO：A < 0 时的衰减 λ", "TRL vespo_lambda_neg（默认 2）", low=0.0)
 
     def __new__(cls, *args, **kwargs):
         names = [f.name for f in dataclasses.fields(cls)]
@@ -193,6 +248,7 @@ class RLConfig:
     def __post_init__(self):
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, _check_option(f, getattr(self, f.name)))
+        _check_combination(self)
 
     def replace(self, **changes):
         """返回一个改了几个选项的新配置（原配置不变）。【例子】PRESETS["grpo"].replace(mu=4, lr=1.0)"""
@@ -204,7 +260,7 @@ class RLConfig:
 
     def to_trl(self, ignore=()):
         """
-        同一个算法在 TRL 里的写法：trl.GRPOConfig 的关键字参数（TRL 提交 f2cd5771；对照表是 peers.ROWS，讲义 8.10 节）。
+        同一个算法在 TRL 里的写法：trl.GRPOConfig 的关键字参数（TRL 提交 f2cd5771；对照表是 peers.ROWS，讲义 8.11 节）。
 
         【思路】逐个选项查 peers.ROWS：有对应的换成 TRL 的名字和值（group_size → num_generations，
             batch_problems × group_size → per_device_train_batch_size，iterations × mu → max_steps……）；
@@ -217,7 +273,7 @@ class RLConfig:
         【例子】
             PRESETS["grpo"].to_trl()["loss_type"]                          # → "grpo"
             PRESETS["dapo"].to_trl()                                       # ValueError：dynamic_sampling=True ……
-            kw = PRESETS["dapo"].to_trl(ignore=("dynamic_sampling", "max_draws", "on_short", "lr", "optimizer"))
+            kw = PRESETS["dapo"].to_trl(ignore=("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short", "lr", "optimizer"))
             kw["loss_type"], kw["epsilon_high"]                            # → ("dapo", 0.28)
             trl.GRPOConfig(output_dir="out", **kw)
         """
@@ -241,6 +297,28 @@ class RLConfig:
         return out if as_bool("as_dict", as_dict) else [f"{k}={hydra_value(v)}" for k, v in out.items()]
 
 
+def _check_combination(cfg):
+    """只对某些取值有意义的选项：用在别处时报错（每个选项要么起作用，要么被拒绝）。"""
+    if cfg.delta is not None and (cfg.policy_loss != "ppo" or cfg.is_level != "token" or cfg.clip_ratio_c is not None):
+        raise ValueError(f"delta = {cfg.delta:g} 只配 policy_loss=\"ppo\"、is_level=\"token\"、clip_ratio_c=None（δ 就是 dual-clip "
+                         f"的 c），收到 policy_loss={cfg.policy_loss!r}、is_level={cfg.is_level!r}、clip_ratio_c={cfg.clip_ratio_c!r}")
+    if cfg.delta is not None and not cfg.delta > 1 + cfg.eps_high:
+        raise ValueError(f"delta（TRL δ）必须 > 1 + eps_high = {1 + cfg.eps_high:g}，收到 {cfg.delta:g}（δ ≤ 1 + ε_high 时 TRL "
+                         "连 A > 0 的步也截，本包没有这个做法）")
+    if cfg.is_level == "sequence" and cfg.policy_loss not in ("ppo", "cispo", "sapo"):
+        raise ValueError(f"is_level=\"sequence\" 只配 policy_loss=\"ppo\" / \"cispo\" / \"sapo\"，收到 policy_loss="
+                         f"{cfg.policy_loss!r}（gspo、geo_mean、vespo 自己就是序列级的；gpg、clip_cov、kl_cov 是逐步的）")
+    if AGGREGATION_TABLE[cfg.loss_agg].kind == "sum" and (cfg.policy_loss != "ppo" or cfg.is_level != "sequence"):
+        raise ValueError(f"loss_agg=\"luspo\" 只配 policy_loss=\"ppo\"、is_level=\"sequence\"（TRL 的 LUSPO 是序列级比率的裁剪损失"
+                         f"乘长度），收到 policy_loss={cfg.policy_loss!r}、is_level={cfg.is_level!r}")
+    if cfg.loss_scale_factor is not None and cfg.loss_agg != "seq-mean-token-sum-norm":
+        raise ValueError(f"loss_scale_factor = {cfg.loss_scale_factor} 只配 loss_agg=\"seq-mean-token-sum-norm\"，收到 loss_agg="
+                         f"{cfg.loss_agg!r}；把它设为 None，或换成那个聚合")
+    if not cfg.clip and cfg.policy_loss not in ("ppo", "cispo", "geo_mean", "clip_cov"):
+        raise ValueError(f"clip=False 只配用 eps_low / eps_high 裁剪的 policy_loss（ppo、cispo、geo_mean、clip_cov），"
+                         f"收到 policy_loss={cfg.policy_loss!r}（它不用这两个区间，clip 对它不起作用）")
+
+
 RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(
     f"        {f.name}：{f.metadata['help']}" + (f"。{f.metadata['more']}" if f.metadata["more"] else "")
     for f in dataclasses.fields(RLConfig)))
@@ -249,126 +327,5 @@ RLConfig.__doc__ = RLConfig.__doc__.replace("{options}", "\n".join(
 OPTION_NAMES = {f.name: f.metadata["name"] for f in dataclasses.fields(RLConfig)}
 """每个选项的中文名（打印表格用）。"""
 
-_BASE = RLConfig()
-PRESETS = types.MappingProxyType({
-    # 无基线：奖励直接当权重，每份解答按步平均（CS336 作业 5 的 no_baseline）；不是 Williams 按步求和的 REINFORCE
-    "reinforce": _BASE.replace(advantage="none"),
-    # RLOO：留一法基线（TRL RLOOTrainer；verl adv_estimator=rloo）
-    "rloo": _BASE.replace(advantage="rloo"),
-    # GRPO（DeepSeekMath）：组内标准化，按解答平均；β = 0 是 TRL 0.19 起的默认
-    "grpo": _BASE,
-    # Dr. GRPO：去掉"除以标准差"（难度偏差）和"除以长度"（长度偏差）
-    "dr_grpo": _BASE.replace(advantage="mean", loss_agg="constant"),
-    # PPO 式更新：每批更新 μ = 4 次、对称裁剪 0.2、整批标准化优势、按步平均、带 KL 惩罚（没有 critic，用组平均基线）
-    "ppo": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04),
-    # DAPO：clip-higher（0.2 / 0.28）、动态采样、按步平均、没有 KL；μ = 4 让重要性比率能离开 1
-    # （默认 lr = 2 时离开得很少，裁剪几乎不发生；notebook 06 用 lr = 30 才看得到裁剪和 clip-higher 的效果）
-    # 每批采 3 × 32 道题（verl 文档里 DAPO 的 gen_batch_size = 3 × train_batch_size）：大多一批就凑满
-    "dapo": _BASE.replace(loss_agg="token-mean", mu=4, eps_high=0.28, dynamic_sampling=True, gen_batch_scale=3),
-    # ---- 第 6 讲 8.5–8.9 节 ----
-    # 带 critic 的 PPO：优势来自学到的价值表 V(s) 和 GAE(γ = 1, λ = 0.95)（verl adv_estimator=gae）
-    "ppo_critic": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, advantage="gae",
-                                lam=0.95),
-    # dual-clip PPO：A < 0 的步损失最多 −3A（verl 的 vanilla 损失默认 clip_ratio_c = 3）
-    "ppo_dual_clip": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, clip_ratio_c=3.0),
-    # GSPO：序列级比率、序列级裁剪（3e-4 / 4e-4），按解答平均（verl 的 gspo 固定用 seq-mean-token-mean）
-    "gspo": _BASE.replace(policy_loss="gspo", mu=4),
-    # CISPO（MiniMax-M1）：裁剪并截断梯度的权重，梯度流过每一步的 log π；verl 的双边裁剪、按步平均
-    "cispo": _BASE.replace(policy_loss="cispo", loss_agg="token-mean", mu=4, eps_high=0.28),
-    # REINFORCE++（verl reinforce_plus_plus_baseline）：组中心化后整批白化，按步平均
-    "reinforce_pp": _BASE.replace(advantage="reinforce_pp", loss_agg="token-mean"),
-    # 异步 GRPO：用 2 次更新之前的策略采样，截断的重要性比率 min(π_old / π_behaviour, 2) 修正（verl TIS）
-    "grpo_async": _BASE.replace(staleness=2, tis_cap=2.0),
-})
-"""
-命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"，
-以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"。
-
-【例子】PRESETS["dapo"].eps_high → 0.28；diff_presets("grpo", "dapo") 看它们差在哪里。
-【Python 小知识】types.MappingProxyType 是字典的只读视图：PRESETS["my"] = ... 会报错，预设不会被意外改掉。
-"""
-
-PRESET_NAMES = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO", "dr_grpo": "Dr. GRPO",
-                "ppo": "PPO", "dapo": "DAPO", "ppo_critic": "PPO+critic", "ppo_dual_clip": "PPO dual-clip",
-                "gspo": "GSPO", "cispo": "CISPO", "reinforce_pp": "REINFORCE++", "grpo_async": "异步 GRPO"}
-
-
-def preset(name, **overrides):
-    """
-    取一个预设，可以顺便改几个选项。
-
-    【参数】name：PRESETS 的键（"grpo"、"dapo"……，大小写、"-" 和 "_" 都可以）；overrides：要改的选项
-    【返回】RLConfig
-    【边界】未知的预设名报 ValueError，列出可用的名字；未知的选项报 TypeError。
-    【例子】preset("grpo", iterations=50, seed=1)；preset("Dr-GRPO")
-    """
-    return resolve_config(name, "name").replace(**overrides) if overrides else resolve_config(name, "name")
-
-
-def resolve_config(config, param="config"):
-    """
-    config 可以是 None（默认 = GRPO）、RLConfig 或预设名；返回 RLConfig。
-
-    【边界】未知的预设名报 ValueError、别的类型报 TypeError，消息里用 param 作参数名。
-    """
-    if config is None:
-        return RLConfig()
-    if isinstance(config, RLConfig):
-        return config
-    if isinstance(config, str):
-        key = config.strip().lower().replace("-", "_").replace(".", "").replace(" ", "_")
-        if key in PRESETS:
-            return PRESETS[key]
-        raise ValueError(f"{param}：未知的预设 {config!r}；可用的预设：{'、'.join(PRESETS)}")
-    raise TypeError(f"{param} 必须是 RLConfig 或预设名（{'、'.join(PRESETS)}），收到 {type(config).__name__}")
-
-
-def diff_presets(a, b):
-    """
-    两个配置（或预设）有哪些选项不同。
-
-    【思路】所有算法都是同一个循环，所以"GRPO 和 DAPO 有什么区别"就是"哪几个选项的值不同"。
-    【参数】a、b：预设名（"grpo"）或 RLConfig
-    【返回】dict {选项名: (a 的值, b 的值)}，按选项的定义顺序；完全相同时是空字典
-    【例子】diff_presets("grpo", "dapo") →
-        {"loss_agg": ("seq-mean", "token-mean"), "mu": (1, 4), "eps_high": (0.2, 0.28), "dynamic_sampling": (False, True)}
-    """
-    da, db = resolve_config(a, "a").to_dict(), resolve_config(b, "b").to_dict()
-    return {k: (da[k], db[k]) for k in da if da[k] != db[k]}
-
-
-def presets_table(names=None):
-    """
-    把几个预设排成一张中文表格（字符串）：每行一个选项，每列一个预设；只列出至少有一个预设不同的选项。
-
-    【参数】names：预设名的列表，默认全部
-    【边界】names 为空、不是列表、含未知的预设名时报中文的 ValueError / TypeError。
-    【例子】print(presets_table(["grpo", "dr_grpo", "dapo"]))
-    """
-    if names is None:
-        names = list(PRESETS)
-    else:
-        names = [str(n) for n in as_list("names", names, "预设名", "['grpo', 'dapo']")]
-    dicts = [resolve_config(n, "names 里的预设名").to_dict() for n in names]
-    keys = [k for k in dicts[0] if len({repr(d[k]) for d in dicts}) > 1] if len(dicts) > 1 else list(dicts[0])
-    heads = [PRESET_NAMES.get(n, n) for n in names]
-    w0 = max(display_width(f"{OPTION_NAMES[k]}（{k}）") for k in keys) + 2 if keys else 10
-    widths = [max(display_width(h), max((len(format_option(d[k])) for k in keys), default=0)) + 2
-              for h, d in zip(heads, dicts)]
-    lines = [pad("选项", w0) + "".join(pad(h, w, "right") for h, w in zip(heads, widths))]
-    for k in keys:
-        lines.append(pad(f"{OPTION_NAMES[k]}（{k}）", w0)
-                     + "".join(pad(format_option(d[k]), w, "right") for d, w in zip(dicts, widths)))
-    return "\n".join(lines)
-
-
-def format_option(v):
-    """一个选项值的中文写法：True / False → 开 / 关，None → 无，浮点数用 :g。"""
-    if v is None:
-        return "无"
-    return ("开" if v else "关") if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
-
-
-__all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "CISPO_CLIPS", "GROUP_ADVANTAGES", "KL_ESTIMATORS",
-           "ON_SHORT", "OPTIMIZERS", "OPTION_NAMES", "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "REWARDS", "RLConfig",
-           "SCALES", "diff_presets", "format_option", "preset", "presets_table", "resolve_config"]
+__all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "CISPO_CLIPS", "GROUP_ADVANTAGES", "IS_LEVELS",
+           "KL_ESTIMATORS", "ON_SHORT", "OPTIMIZERS", "OPTION_NAMES", "POLICY_LOSSES", "REWARDS", "RLConfig", "SCALES"]

@@ -18,7 +18,8 @@ from ..sampler import Rollouts
 from .. import trainable
 from ..trainable import check_trainable
 from . import losses, objective
-from .config import RLConfig, resolve_config
+from .config import RLConfig
+from .presets import resolve_config
 
 _N_CTX = len(CONTEXTS)
 
@@ -108,13 +109,14 @@ class LossResult(NamedTuple):
     kl_est: float
 
 
-def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True):
+def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True, rng=None):
     """
     一次更新的损失和对 Δ 的梯度：损失由 objective.rl_objective 拼出，这里只做玩具的链式法则（见模块说明）。
 
     【参数】params：Δ (12, 3)；base：base_logit_table；steps：StepBatch；cfg：RLConfig；
         ref_logp：(B, L) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
-        want_kl_est：是否顺便算 KL 估计的平均（policy_loss 要，训练循环自己在采样时算）
+        want_kl_est：是否顺便算 KL 估计的平均（policy_loss 要，训练循环自己在采样时算）；
+        rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）
     【返回】LossResult
     【边界】参数类型或形状不对时报中文的 TypeError / ValueError。
     """
@@ -132,7 +134,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
         H[m] = ent.value[ctx]
     obj = objective.rl_objective(logp, steps.old_logp, steps.advantage, m, cfg, ref_logp=ref_logp, entropy=H,
                                  behaviour_logp=steps.behaviour_logp, max_len=steps.max_len, surrogate_fn=surrogate_fn,
-                                 want_kl_est=want_kl_est)
+                                 want_kl_est=want_kl_est, rng=rng)
     grad = _table_grad(ctx, act, obj.dloss_dlogp[m], pi, T)
     if ent is not None:                         # ∂loss/∂Δ_c += Σ_{t: c_t = c} e_t · ∂H_c/∂Δ_c
         grad = grad + np.bincount(ctx, weights=obj.dloss_dentropy[m], minlength=_N_CTX)[:, None] * ent.dlogits
@@ -159,7 +161,7 @@ def _check_rollouts(rollouts):
         raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
 
 
-def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, max_len=None, surrogate_fn=None):
+def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, max_len=None, surrogate_fn=None, rng=None):
     """
     一批解答上的损失和它对 Δ 的精确梯度（不更新模型）。引擎每次更新调用的就是它的内核 loss_and_grad。
 
@@ -168,7 +170,8 @@ def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, ma
         add_grad(grads, 情境, 动作, 概率, 权重 = w · A) 的结果（测试检查到 1e-12）。
     【参数】model：TrainableLLM；rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；config：RLConfig 或预设名；
         ref_params：参考策略的 Δ（12, 3），β > 0 时需要，默认全 0；max_len：常数聚合的 L_max；
-        surrogate_fn：自定义的替代损失（签名同 clipped_surrogate），默认 losses.clipped_surrogate
+        surrogate_fn：自定义的替代损失（签名同 clipped_surrogate），默认 losses.clipped_surrogate；
+        rng：numpy Generator（policy_loss="clip_cov" 随机挑步时必须给）
     【返回】LossResult(loss, grad, surrogate, kl_term, entropy_term, clip_low, clip_high, kl_est)
     【边界】自定义 surrogate_fn 时，对 ρ 的导数用中心差分（h = 1e-6）从它的返回值算出 —— 替代损失对 ρ 是分段线性的，
         所以只要 ρ 不在拐点附近，这是精确的（误差约 1e-10）。advantages 里有 NaN、ref_params 形状不对时报 ValueError。
@@ -187,7 +190,7 @@ def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, ma
     if ref.shape != (_N_CTX, 3) or not np.all(np.isfinite(ref)):
         raise ValueError(f"ref_params 必须是形状 ({_N_CTX}, 3) 的有限数组，收到形状 {ref.shape}")
     ref_logp = log_softmax_rows(base + ref, cfg.temperature)[steps.ctx, steps.actions]
-    return loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn)
+    return loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn, rng=rng)
 
 
 __all__ = ["LossResult", "StepBatch", "loss_and_grad", "policy_loss", "score_vectors", "stale_steps", "step_batch"]

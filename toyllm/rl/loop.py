@@ -31,7 +31,7 @@ from ..problems import default_problems
 from ..sampler import prepare_problems
 from ..trainable import TrainableLLM, check_trainable
 from . import critic, filtering, kernel, losses
-from .config import resolve_config
+from .presets import resolve_config
 from .filtering import concat_rollouts, draw_groups
 
 RL_COLUMNS = ("iteration", "reward", "pass1_exact", "pass1_sampled", "entropy", "kl_est", "kl_exact",
@@ -161,6 +161,8 @@ class _Run:
         self.samples, self.it, self.updates_done, self.short = 0, 0, 0, 0
         self.optimizer = (Adam if cfg.optimizer == "adam" else SGD)(model.params, cfg.lr)
         self.snapshots = [model.params.copy()] if cfg.staleness else None    # 最近 k + 1 次的参数（陈旧采样用）
+        # Clip-Cov 随机挑步：自己的 Generator，不动采样的随机数流（别的预设的数不变）
+        self.loss_rng = np.random.default_rng((cfg.seed, 1)) if cfg.policy_loss == "clip_cov" else None
 
     def sample(self, it):
         """1. 采样、2. 过滤（filtering.draw_groups）；返回 (Draws, 这一行记录里采样的部分：奖励、熵、KL……)。"""
@@ -208,7 +210,8 @@ class _Run:
             adv, row["value_err"] = self.critic.advantages(roll, r, probs, np.concatenate(draws.kept_problems))
         else:
             adv = losses.group_advantages(r, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
-                                          None if r.ndim == 1 and cfg.advantage != "reinforce_pp" else roll.mask)
+                                          None if r.ndim == 1 and cfg.advantage not in losses.MASKED_ADVANTAGES
+                                          else roll.mask, cfg.gamma)
         return roll, adv
 
     def update(self, roll, adv, row):
@@ -221,7 +224,7 @@ class _Run:
         stats = []
         for _ in range(cfg.mu):
             res = kernel.loss_and_grad(model.params, self.base, steps, cfg, ref_logp, self.surrogate_fn,
-                                       want_kl_est=False)
+                                       want_kl_est=False, rng=self.loss_rng)
             stats.append((res.loss, float(np.linalg.norm(res.grad)), res.clip_low, res.clip_high))
             self.optimizer.step(model.params, res.grad)
             self.updates_done += 1

@@ -14,6 +14,8 @@ RL 损失里的每一个公式，值和导数写在一起（第 6 讲"优势、�
     截断的重要性比率（truncated_is_weights）。每个替代损失都返回 Surrogate，并挂上 dloss_dlogp（对本步 log π 的导数）。
     价值表和 GAE 在 critic.py；替代损失（clipped_surrogate、gspo_surrogate、cispo_surrogate、truncated_is_weights）
     写在 surrogates.py，这里转出，所以 losses.clipped_surrogate 照样能用。
+【verl / TRL 的其他损失和优势】SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO 和 rollout 修正在 peer_losses.py，
+    REINFORCE++（带 / 不带基线）、OPO、GPG 的优势和 whiten 在 peer_advantages.py，这里一样转出。
 """
 
 from typing import NamedTuple
@@ -22,13 +24,20 @@ import numpy as np
 
 from .._checks import as_choice, as_float_array, as_int, as_real
 from ..entropy import entropy_and_grad
-from .surrogates import (CISPO_CLIPS, POLICY_LOSSES, Surrogate, cispo_surrogate, clipped_surrogate, gspo_surrogate,
-                         truncated_is_weights)
+from .peer_advantages import (WHITEN_EPS, gpg_advantages, opo_advantages, reinforce_pp_advantages,
+                              reinforce_pp_no_baseline_advantages, whiten)
+from .peer_losses import (clip_cov_surrogate, gmpo_surrogate, gpg_surrogate, kl_cov_surrogate, rollout_correction,
+                          sapo_surrogate, vespo_surrogate)
+from .surrogates import (CISPO_CLIPS, IS_LEVELS, POLICY_LOSSES, Surrogate, cispo_surrogate, clipped_surrogate,
+                         gspo_surrogate, truncated_is_weights)
 
 # 公式的选项写在公式旁边；config（RLConfig 的取值检查、命令行帮助）从这里导入它们，反过来不行
 ADVANTAGES = ("none", "mean", "rloo", "grpo")
-GROUP_ADVANTAGES = ADVANTAGES + ("reinforce_pp",)
-"""group_advantages 接受的方法：ADVANTAGES 加上 verl 的 REINFORCE++（reinforce_pp）。"""
+GROUP_ADVANTAGES = ADVANTAGES + ("reinforce_pp", "reinforce_pp_no_baseline", "opo", "gpg")
+"""group_advantages 接受的方法：ADVANTAGES 加上 verl 的 REINFORCE++（reinforce_pp 带基线、reinforce_pp_no_baseline）、
+OPO、GPG（公式在 peer_advantages.py）。"""
+MASKED_ADVANTAGES = ("reinforce_pp", "reinforce_pp_no_baseline", "opo")
+"""要知道每份解答有几步（mask）的方法。"""
 SCALES = ("group", "batch", "none")
 KL_ESTIMATORS = ("k1", "k2", "k3")
 
@@ -60,7 +69,7 @@ def constant_groups(rewards, group_size, mask=None):
     return lo == hi
 
 
-def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4, mask=None):
+def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4, mask=None, gamma=1.0):
     """
     按组计算优势（advantage）。同一道题的 G 份解答是一组，连续排列：第 0 … G−1 行是第一组，以此类推。
 
@@ -79,8 +88,9 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
         "rloo" 时基线是同组**其他**解答的所有步的平均。
         优势不依赖于参数 θ，所以没有导数要写。
     【参数】rewards：(B,) 结果奖励，或 (B, L) 每步奖励；group_size：G（≥ 2，B 必须是 G 的倍数）；
-        method："none" / "mean" / "rloo" / "grpo"；scale："group" / "batch" / "none"（只对 "grpo" 有用）；
-        eps：> 0；mask：(B, L) bool，每步奖励时必须给
+        method："none" / "mean" / "rloo" / "grpo"，或 verl 的 "reinforce_pp" / "reinforce_pp_no_baseline" / "opo" / "gpg"
+        （peer_advantages.py；只支持结果奖励，前三个要 mask）；scale："group" / "batch" / "none"（只对 "grpo" 有用）；
+        eps：> 0；mask：(B, L) bool，每步奖励时必须给；gamma：折扣（只对 "reinforce_pp_no_baseline"）
     【返回】和 rewards 形状相同的 float 数组（每步奖励时，mask 外是 0）
     【边界】B 不是 G 的倍数、形状不对、含 NaN 时报 ValueError。
     【例子】group_advantages([1, 0, 0, 0], 4, "mean") → [0.75, −0.25, −0.25, −0.25]
@@ -114,70 +124,15 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
         raise ValueError("rewards 里有 NaN 或无穷")
     if method == "reinforce_pp":
         return reinforce_pp_advantages(r, g, mask)
+    if method == "reinforce_pp_no_baseline":
+        return reinforce_pp_no_baseline_advantages(r, mask, gamma)
+    if method == "opo":
+        return opo_advantages(r, g, mask)
+    if method == "gpg":
+        return gpg_advantages(r, g)
     if m is None:
         return _outcome_advantages(r, g, method, scale, eps)
     return _process_advantages(r, m, g, method, scale, eps)
-
-
-WHITEN_EPS = 1e-8
-"""verl masked_whiten 里加在方差上的小数：(x − 均值) / √(方差 + 1e-8)。"""
-
-
-def whiten(values, mask=None):
-    """
-    在整批上白化：(x − 均值) / √(方差 + 1e-8)，均值和（无偏，除以 n − 1 的）方差只算 mask 内的元素。
-
-    【思路】verl 的 masked_whiten（REINFORCE++ 和 GAE 的优势都经过它）。mask 内元素不到 2 个时方差记为 0。
-    【参数】values：数组；mask：同形状 bool，默认全部
-    【返回】同形状的数组（mask 外是 0）
-    【例子】whiten(np.array([1.0, 0.0])) → [0.7071, −0.7071]（方差 0.5）
-    """
-    x = as_float_array("values", values)
-    m = np.ones(x.shape, bool) if mask is None else np.asarray(mask, dtype=bool)
-    if m.shape != x.shape:
-        raise ValueError(f"mask 的形状 {m.shape} 必须和 values 的形状 {x.shape} 相同")
-    n = int(m.sum())
-    if n == 0:
-        return np.zeros_like(x)
-    mean = x[m].mean()
-    var = x[m].var(ddof=1) if n > 1 else 0.0
-    return np.where(m, (x - mean) / np.sqrt(var + WHITEN_EPS), 0.0)
-
-
-def reinforce_pp_advantages(rewards, group_size, mask=None):
-    """
-    REINFORCE++（带基线）的优势，和 verl 的 adv_estimator="reinforce_plus_plus_baseline" 算的一样。
-
-    【思路】verl 的做法（compute_reinforce_plus_plus_baseline_outcome_advantage）：
-            a_i = r_i − mean_group(r)                  先减组平均
-            a_{i,t} = a_i（铺到这份解答的每一步）
-            A = whiten(a) = (a − mean) / √(var + 1e-8)   再在整批所有步上白化（均值、方差按步数加权）
-        和 TRL scale_rewards="batch" 不同：那里是 (r_i − 组平均) / std_batch(r)，除的是**奖励**的标准差、不再减均值、
-        按解答（不按步）算。还有一个差别：奖励全相同的组 a = 0，白化以后是 −mean / std（verl 不把它们单独置 0）；
-        同组解答步数不同时 mean ≠ 0，这些组得到非零的优势。玩具里同一道题的解答步数相同，mean 恰好是 0（到舍入误差）。
-    【参数】rewards：(B,) 结果奖励；group_size：G；mask：(B, L) bool（给了就按步加权白化，和 verl 一样；
-        None 时每份解答算一次）
-    【返回】(B,) 数组（每份解答一个数：同一份解答的每一步优势相同）
-    【边界】只支持结果奖励（(B,) 的 rewards）；B 不是 G 的倍数时报 ValueError。
-    【例子】reinforce_pp_advantages([1, 0, 0, 0, 1, 1, 0, 0], 4)：a = [.75, −.25, −.25, −.25, .5, .5, −.5, −.5]，
-        再除以 a 的样本标准差（均值是 0）
-    """
-    g = as_int("group_size", group_size, low=2)
-    r = as_float_array("rewards", rewards)
-    if r.ndim != 1 or r.shape[0] == 0 or r.shape[0] % g:
-        raise ValueError(f"reinforce_pp 只支持结果奖励：rewards 必须是 (B,) 的数组，B 是 group_size = {g} 的倍数，"
-                         f"收到形状 {r.shape}（过程奖励请用 \"grpo\" / \"rloo\" / \"mean\"）")
-    if not np.all(np.isfinite(r)):
-        raise ValueError("rewards 里有 NaN 或无穷")
-    grp = r.reshape(-1, g)
-    a = (grp - grp.mean(axis=1, keepdims=True)).reshape(-1)
-    if mask is None:
-        return whiten(a)
-    m = np.asarray(mask, dtype=bool)
-    if m.ndim != 2 or m.shape[0] != r.shape[0]:
-        raise ValueError(f"mask 必须是 ({r.shape[0]}, L) 的 bool 数组，收到形状 {m.shape}")
-    w = whiten(np.broadcast_to(a[:, None], m.shape), m)
-    return np.where(m[:, 0], w[:, 0], 0.0)           # 每份解答的有效步从第 0 步开始，各步的值相同
 
 
 def _outcome_advantages(r, g, method, scale, eps):
@@ -306,33 +261,26 @@ class Aggregation(NamedTuple):
 
 
 AGGREGATION_TABLE = {
-    "seq-mean": Aggregation("seq", "Σ_i (Σ_t l_{i,t} / |o_i|) / B", "本包的原名 = verl seq-mean-token-mean = TRL grpo"),
+    "seq-mean": Aggregation("seq", "Σ_i (Σ_t l_{i,t} / |o_i|) / B", "本包的原名 = TRL grpo（全空的行也算在 B 里）"),
     "token-mean": Aggregation("token", "Σ_{i,t} l_{i,t} / Σ_i |o_i|", "verl token-mean = TRL dapo / bnpo（单卡）"),
     "constant": Aggregation("constant", "Σ_{i,t} l_{i,t} / (B · L_max)", "本包的原名 = TRL dr_grpo"),
-    "seq-mean-token-mean": Aggregation("seq", "Σ_i (Σ_t l_{i,t} / |o_i|) / B", "verl（= TRL grpo）"),
-    "seq-mean-token-sum": Aggregation("sum", "Σ_i Σ_t l_{i,t} / B", "verl（TRL RLOO 的序列对数概率之和）"),
-    "seq-mean-token-sum-norm": Aggregation("norm", "Σ_{i,t} l_{i,t} / L", "verl（L 是补齐后的长度；= B × TRL dr_grpo）"),
-    "grpo": Aggregation("seq", "Σ_i (Σ_t l_{i,t} / |o_i|) / B", "TRL loss_type（原始 GRPO）"),
+    "seq-mean-token-mean": Aggregation("seq_nonempty", "Σ_i (Σ_t l_{i,t} / |o_i|) / B'",
+                                       "verl（B' = 非空的行数：verl 的 seq_mask 把全空的行排除；行都非空时 = TRL grpo）"),
+    "seq-mean-token-sum": Aggregation("sum_nonempty", "Σ_i Σ_t l_{i,t} / B'", "verl（B' = 非空的行数；TRL RLOO 的序列对数概率之和）"),
+    "seq-mean-token-sum-norm": Aggregation("norm", "Σ_{i,t} l_{i,t} / L",
+                                           "verl（L 是补齐后的长度，或 loss_scale_factor；= B × TRL dr_grpo）"),
+    "grpo": Aggregation("seq", "Σ_i (Σ_t l_{i,t} / |o_i|) / B", "TRL loss_type（原始 GRPO；全空的行也算在 B 里）"),
     "bnpo": Aggregation("token", "Σ_{i,t} l_{i,t} / Σ_i |o_i|", "TRL loss_type（本地一批的步数）"),
     "dr_grpo": Aggregation("constant", "Σ_{i,t} l_{i,t} / (B · L_max)", "TRL loss_type（L_max = max_completion_length）"),
     "dapo": Aggregation("token", "Σ_{i,t} l_{i,t} / Σ_i |o_i|", "TRL loss_type（默认；全局步数 / 进程数，单卡即本批步数）"),
+    "luspo": Aggregation("sum", "Σ_i Σ_t l_{i,t} / B = Σ_i |o_i| l_i / B",
+                         "TRL loss_type（序列级的 l_i 乘长度再对 B 平均；配 is_level=\"sequence\"）"),
 }
-"""
-损失聚合的一张表：每个名字（本包原名、verl 的 actor.loss_agg_mode、TRL 的 loss_type）→ Aggregation(kind, 公式, 系统)。
-
-【思路】四种归一化（B 份解答，第 i 份 |o_i| 步，L_max 见下）：
-        "seq"：每步权重 1 / (B · |o_i|)；"token"：1 / Σ|o_i|；"constant"：1 / (B · L_max)；
-        "sum"：1 / B；"norm"：1 / L（L = mask 的列数，补齐后的长度；verl 的 seq-mean-token-sum-norm 不除以 B）。
-    L_max：TRL dr_grpo 用配置里的 max_completion_length，本包用训练题里最长的步数（max_len 参数）；
-    verl 的 seq-mean-token-sum-norm 用补齐后的长度 L（本包里补齐到训练题最长的步数，两者相同）。
-    所以 "constant" = TRL "dr_grpo"；verl "seq-mean-token-sum-norm" 是它的 B 倍（不是同一个数）。
-【例子】AGGREGATION_TABLE["dr_grpo"].formula → "Σ_{i,t} l_{i,t} / (B · L_max)"
-"""
 AGGREGATIONS = tuple(AGGREGATION_TABLE)
 """损失聚合的全部名字：本包原来的 3 个（别名）、verl 的 loss_agg_mode、TRL 的 loss_type。"""
 
 
-def aggregation_weights(mask, how="seq-mean", max_len=None):
+def aggregation_weights(mask, how="seq-mean", max_len=None, scale_factor=None):
     """
     每一步在总损失里的权重 w（B, L），loss = Σ w · l；所以 ∂loss/∂l = w。
 
@@ -340,12 +288,15 @@ def aggregation_weights(mask, how="seq-mean", max_len=None):
             "seq-mean"：w = 1 / (B · |o_i|)       先按解答内平均，再对解答平均（原始 GRPO；TRL "grpo"；verl "seq-mean-token-mean"）
             "token-mean"：w = 1 / Σ_i |o_i|       所有步一起平均（DAPO；TRL "dapo" / "bnpo"；verl "token-mean"）
             "constant"：w = 1 / (B · L_max)       常数归一化（Dr. GRPO；TRL "dr_grpo"）
-            "seq-mean-token-sum"：w = 1 / B       verl：每份解答内求和，再对解答平均
-            "seq-mean-token-sum-norm"：w = 1 / L  verl：总和除以补齐后的长度（不除以 B，是 "constant" 的 B 倍）
+            "seq-mean-token-sum"：w = 1 / B'      verl：每份解答内求和，再对非空的解答平均
+            "seq-mean-token-sum-norm"：w = 1 / L  verl：总和除以补齐后的长度（不除以 B，是 "constant" 的 B 倍）；
+                                                 给了 scale_factor 就除以它（verl actor.loss_scale_factor）
+            verl 的 "seq-mean-token-mean" 也除以非空的行数 B'，TRL "grpo" / 本包 "seq-mean" 除以 B（全空的行算在内）。
         verl / TRL 的每个名字见 AGGREGATION_TABLE（TRL 的名字和同类的 verl 名字算出同一个数）。
         Dr. GRPO 指出 "seq-mean" 的长度偏差：长的错误解答每步受到的惩罚更小。
     【参数】mask：(B, L) bool；how：AGGREGATIONS 之一；max_len：L_max（≥ 1 的整数），默认 mask.shape[1]
-        （只对 "constant" / "dr_grpo"）
+        （只对 "constant" / "dr_grpo"）；scale_factor：None 或 ≥ 1 的整数（只对 "seq-mean-token-sum-norm"，
+        verl 的 loss_scale_factor：训练中保持同一个分母，不随补齐的长度变）
     【返回】(B, L) float 数组，mask 外是 0
     【边界】未知的名字报 ValueError，并提示最像的名字。
     【例子】两份解答，3 步和 1 步（L = 3）："seq-mean" → 每步 1/6、1/6、1/6 和 1/2；"token-mean" → 每步 1/4；
@@ -358,24 +309,29 @@ def aggregation_weights(mask, how="seq-mean", max_len=None):
     if m.ndim != 2:
         raise ValueError(f"mask 必须是 (B, L) 的二维数组，收到形状 {m.shape}")
     kind = AGGREGATION_TABLE[as_choice("how", how, AGGREGATIONS)].kind
+    if scale_factor is not None:
+        if kind != "norm":
+            raise ValueError(f"scale_factor（verl 的 loss_scale_factor）只对 how=\"seq-mean-token-sum-norm\" 有用，收到 how={how!r}")
+        scale_factor = as_int("scale_factor", scale_factor, low=1)
     B, L = m.shape
-    if B == 0:
+    lengths = m.sum(axis=1)
+    rows = int(np.count_nonzero(lengths)) if kind.endswith("_nonempty") else B
+    if rows == 0:
         return np.zeros(m.shape)
-    if kind == "seq":
-        lengths = m.sum(axis=1)
-        w = 1.0 / (B * np.maximum(lengths, 1))
+    if kind.startswith("seq"):
+        w = 1.0 / (rows * np.maximum(lengths, 1))
         return np.where(m, w[:, None], 0.0)
     if kind == "token":
         return np.where(m, 1.0 / max(int(m.sum()), 1), 0.0)
-    if kind == "sum":
-        return np.where(m, 1.0 / B, 0.0)
+    if kind.startswith("sum"):
+        return np.where(m, 1.0 / rows, 0.0)
     if kind == "norm":
-        return np.where(m, 1.0 / max(L, 1), 0.0)
+        return np.where(m, 1.0 / (scale_factor or max(L, 1)), 0.0)
     max_len = L if max_len is None else as_int("max_len", max_len, low=1)
     return np.where(m, 1.0 / (B * max_len), 0.0)
 
 
-def aggregate_loss(per_step, mask, how="seq-mean", max_len=None):
+def aggregate_loss(per_step, mask, how="seq-mean", max_len=None, scale_factor=None):
     """
     把每一步的损失合成一个数：Σ w · l，w 见 aggregation_weights（mask 外的值不参与，可以是任何数）。
 
@@ -385,7 +341,7 @@ def aggregate_loss(per_step, mask, how="seq-mean", max_len=None):
     【例子】per_step = [[1, 1, 0], [4, 0, 0]]，mask = [[T, T, F], [T, F, F]]：
         "seq-mean" → (1 + 4) / 2 = 2.5；"token-mean" → 6 / 3 = 2.0；"constant" → 6 / (2 × 3) = 1.0
     """
-    w = aggregation_weights(mask, how, max_len)
+    w = aggregation_weights(mask, how, max_len, scale_factor)
     m = np.asarray(mask).astype(bool)
     l = as_float_array("per_step", per_step)
     if l.shape != w.shape:
@@ -424,7 +380,9 @@ def entropy(probs, logprobs, temperature=1.0):
 
 
 __all__ = ["ADVANTAGES", "AGGREGATIONS", "AGGREGATION_TABLE", "Aggregation", "CISPO_CLIPS", "GROUP_ADVANTAGES",
-           "KL_ESTIMATORS", "POLICY_LOSSES", "SCALES", "Entropy", "KLEstimates", "KLTerm", "KL_CLAMP", "Surrogate",
-           "WHITEN_EPS", "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clipped_surrogate",
-           "constant_groups", "entropy", "group_advantages", "gspo_surrogate", "kl_estimates", "kl_estimator",
-           "reinforce_pp_advantages", "truncated_is_weights", "whiten"]
+           "IS_LEVELS", "KL_ESTIMATORS", "MASKED_ADVANTAGES", "POLICY_LOSSES", "SCALES", "Entropy", "KLEstimates", "KLTerm", "KL_CLAMP",
+           "Surrogate", "WHITEN_EPS", "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clip_cov_surrogate",
+           "clipped_surrogate", "constant_groups", "entropy", "gmpo_surrogate", "gpg_advantages", "gpg_surrogate",
+           "group_advantages", "gspo_surrogate", "kl_cov_surrogate", "kl_estimates", "kl_estimator", "opo_advantages",
+           "reinforce_pp_advantages", "reinforce_pp_no_baseline_advantages", "rollout_correction", "sapo_surrogate",
+           "truncated_is_weights", "vespo_surrogate", "whiten"]

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import losses
-from .config import resolve_config
+from .presets import resolve_config
 
 
 class Objective(NamedTuple):
@@ -31,13 +31,13 @@ class Objective(NamedTuple):
     entropy_term: float             # −c_H · Σ w · H（c_H = 0 时为 0）
     dloss_dlogp: np.ndarray         # (B, L)：s_t = ∂loss/∂log π_θ(o_t)；mask 外为 0
     dloss_dentropy: np.ndarray      # (B, L)：e_t = ∂loss/∂H_t = −c_H · w_t；c_H = 0 时为 None
-    clip_low: float                 # 在下界被裁剪（或截住）的 token 占 mask 内的比例
+    clip_low: float                 # 在下界被裁剪（或截住）的 token 占 mask 内的比例（is_level="sequence"：解答 / B）
     clip_high: float                # 在上界被裁剪（或截住）的比例
     kl_est: float                   # 不夹的 KL 估计在 mask 内的平均（want_kl_est=False 或没有 ref_logp 时为 NaN）
 
 
 def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entropy=None, behaviour_logp=None, max_len=None,
-                 surrogate_fn=None, want_kl_est=False):
+                 surrogate_fn=None, want_kl_est=False, rng=None):
     """
     一次更新的损失和 ∂loss/∂log π：替代损失 + β·KL − c_H·熵，按 config 选公式、聚合（见模块说明）。
 
@@ -45,14 +45,18 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
             "ppo"：losses.clipped_surrogate（ε_low / ε_high，clip=False 时不裁剪；clip_ratio_c 是 dual-clip）
             "gspo"：losses.gspo_surrogate（序列级比率，seq_eps_low / seq_eps_high）
             "cispo"：losses.cispo_surrogate（cispo_clip 选 verl / TRL 的截法）
-        每步损失乘聚合权重 w（config.loss_agg、max_len），陈旧采样时再乘 TIS = min(π_old / π_behaviour, tis_cap)；β > 0 时加 β·w·k（k 由
+            "sapo" / "geo_mean" / "gpg" / "clip_cov" / "kl_cov" / "vespo"：peer_losses 里的同名损失（clip_cov 要 rng）
+        is_level="sequence"（TRL importance_sampling_level）：ρ_t 换成 s_i = exp(mean_t log ρ_t)，裁剪比例数解答（TRL 的算法）。
+        每步损失乘聚合权重 w（config.loss_agg、max_len、loss_scale_factor），陈旧采样时再乘 rollout 修正的权重
+        （rollout_is="token"：min(π_old / π_behaviour, tis_cap)；"sequence"：整份解答的乘积再截断），
+        rollout_rs="token_k1" 时被拒绝的步从 mask 去掉；β > 0 时加 β·w·k（k 由
         config.kl_estimator 选，k3 像 verl 一样夹在 ≤ KL_CLAMP）；c_H ≠ 0 时减 c_H·w·H。
     【参数】logp、old_logp：(B, L) 现在的 / 采样时（π_old）的对数概率；adv：(B,) 或 (B, L) 优势；
         mask：(B, L) bool；config：RLConfig 或预设名；ref_logp：(B, L) 参考策略的对数概率（β > 0 或要 KL 估计时）；
         entropy：(B, L) 每个 token 处分布的熵 H_t（c_H ≠ 0 时必须给）；
         behaviour_logp：(B, L) 采样用的（陈旧的）策略的对数概率，给了就乘截断的重要性比率（None：采样的就是 π_old）；
         max_len：常数聚合的 L_max；surrogate_fn：学生写的替代损失（签名同 clipped_surrogate，只用于 policy_loss="ppo"）；
-        want_kl_est：是否顺便算 KL 估计的平均（记录用）
+        want_kl_est：是否顺便算 KL 估计的平均（记录用）；rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）
     【返回】Objective(loss, surrogate, kl_term, entropy_term, dloss_dlogp, dloss_dentropy, clip_low, clip_high, kl_est)；
         数组和 logp 的 dtype 相同（小 transformer 用 float32）
     【边界】形状不对、缺了需要的输入时报中文的 ValueError；surrogate_fn 和 policy_loss="gspo" / "cispo" 不能同时用。
@@ -79,18 +83,19 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
         raise ValueError(f"config.entropy_coef = {cfg.entropy_coef} ≠ 0（熵奖励）时必须给 entropy（每个 token 的熵）")
     if surrogate_fn is not None and cfg.policy_loss != "ppo":
         raise ValueError(f"surrogate_fn 只能配 policy_loss=\"ppo\"，收到 policy_loss={cfg.policy_loss!r}")
+    tis = None
+    if behaviour_logp is not None:                         # 陈旧采样：rollout 修正的权重，拒绝的步从 mask 去掉
+        beh = _tokens("behaviour_logp", behaviour_logp, m)
+        tis, m = _rollout_weights(cfg, np.where(m, old_logp, 0), np.where(m, beh, 0), m)
     log_ratio = np.where(m, logp - old_logp, np.asarray(0, dt))
     ratio = np.exp(log_ratio)
-    surr = _surrogate(cfg, ratio, log_ratio, a, logp, m, surrogate_fn)
+    surr = _surrogate(cfg, ratio, log_ratio, a, logp, m, surrogate_fn, rng)
     if getattr(surr, "dloss_dlogp", None) is None:
         raise ValueError(f"替代损失（policy_loss={cfg.policy_loss!r}）返回的 Surrogate 必须带 .dloss_dlogp"
                          "（每步损失对本步 log π 的导数）")
-    w = losses.aggregation_weights(m, cfg.loss_agg, max_len).astype(dt)
-    wl = w
-    if behaviour_logp is not None:                         # 陈旧采样：每步损失再乘截断的重要性比率
-        beh = _tokens("behaviour_logp", behaviour_logp, m)
-        tis = losses.truncated_is_weights(np.where(m, old_logp, 0), np.where(m, beh, 0), cfg.tis_cap)
-        wl = w * np.where(m, tis, 0).astype(dt)
+    scale = {} if cfg.loss_scale_factor is None else {"scale_factor": cfg.loss_scale_factor}   # 学生的 3 个参数的版本照样能用
+    w = losses.aggregation_weights(m, cfg.loss_agg, max_len, **scale).astype(dt)
+    wl = w if tis is None else w * np.where(m, tis, 0).astype(dt)
     surrogate = float(wl[m] @ surr.loss.astype(dt)[m])
     s = wl * surr.dloss_dlogp.astype(dt)
     kl_term, kl_est = 0.0, math.nan
@@ -109,23 +114,56 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
         H = _tokens("entropy", entropy, m)
         entropy_term = -cfg.entropy_coef * float(w[m] @ H[m])
         dent = np.asarray(-cfg.entropy_coef, dt) * w
-    n = max(int(m.sum()), 1)
     return Objective(surrogate + kl_term + entropy_term, surrogate, kl_term, entropy_term,
-                     np.where(m, s, np.asarray(0, dt)), dent,
-                     int(np.count_nonzero(surr.clipped_low & m)) / n, int(np.count_nonzero(surr.clipped_high & m)) / n,
-                     kl_est)
+                     np.where(m, s, np.asarray(0, dt)), dent, *_clip_fractions(cfg, surr, m), kl_est)
 
 
-def _surrogate(cfg, ratio, log_ratio, adv, logp, mask, surrogate_fn):
+def _clip_fractions(cfg, surr, m):
+    """裁剪比例：逐步时是被裁的步 / mask 内的步；is_level="sequence" 时按 TRL 数解答：被裁的解答 / B。"""
+    if cfg.is_level == "sequence":
+        B = max(m.shape[0], 1)
+        return tuple(int(np.count_nonzero((c & m).any(axis=1))) / B for c in (surr.clipped_low, surr.clipped_high))
+    n = max(int(m.sum()), 1)
+    return int(np.count_nonzero(surr.clipped_low & m)) / n, int(np.count_nonzero(surr.clipped_high & m)) / n
+
+
+def _rollout_weights(cfg, old, beh, m):
+    """rollout 修正：(每步的权重, 留下的步)。逐步、不拒绝时就是 truncated_is_weights（异步 GRPO 预设的数不变）。"""
+    if cfg.rollout_is == "token" and cfg.rollout_rs is None:
+        return losses.truncated_is_weights(old, beh, cfg.tis_cap), m
+    return losses.rollout_correction(old, beh, m, cfg.rollout_is, cfg.tis_cap, cfg.rollout_rs, cfg.rollout_rs_threshold)
+
+
+def _surrogate(cfg, ratio, log_ratio, adv, logp, mask, surrogate_fn, rng):
     """按 config.policy_loss 调用 losses 里的替代损失；每一个都给出 .dloss_dlogp。"""
-    if cfg.policy_loss == "gspo":
+    pl, lp = cfg.policy_loss, np.where(mask, logp, 0)
+    if pl == "gspo":
         return losses.gspo_surrogate(log_ratio, adv, mask, cfg.seq_eps_low, cfg.seq_eps_high)
+    if cfg.is_level == "sequence":                     # TRL：s_i = exp(mean_t log ρ_t) 铺到每一步
+        n = np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        log_ratio = np.where(mask, log_ratio.sum(axis=1, keepdims=True) / n, 0).astype(log_ratio.dtype)
+        ratio = np.exp(log_ratio)
     eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
-    if cfg.policy_loss == "cispo":
-        return losses.cispo_surrogate(ratio, adv, np.where(mask, logp, 0), eps_low, eps_high, cfg.cispo_clip)
+    if pl == "cispo":
+        return losses.cispo_surrogate(ratio, adv, lp, eps_low, eps_high, cfg.cispo_clip)
+    if pl == "sapo":
+        return losses.sapo_surrogate(log_ratio, adv, mask, cfg.tau_pos, cfg.tau_neg)
+    if pl == "geo_mean":
+        return losses.gmpo_surrogate(log_ratio, adv, mask, eps_low, eps_high)
+    if pl == "gpg":
+        return losses.gpg_surrogate(adv, lp, mask)
+    if pl == "clip_cov":
+        return losses.clip_cov_surrogate(log_ratio, adv, lp, mask, eps_low, eps_high, ratio=cfg.clip_cov_ratio,
+                                         lb=cfg.clip_cov_lb, ub=cfg.clip_cov_ub, rng=rng)
+    if pl == "kl_cov":
+        return losses.kl_cov_surrogate(log_ratio, adv, lp, mask, ratio=cfg.kl_cov_ratio, coef=cfg.ppo_kl_coef)
+    if pl == "vespo":
+        return losses.vespo_surrogate(log_ratio, adv, lp, mask, cfg.vespo_k_pos, cfg.vespo_lambda_pos, cfg.vespo_k_neg,
+                                      cfg.vespo_lambda_neg)
     if surrogate_fn is not None:
         return _custom_surrogate(surrogate_fn, ratio, adv, eps_low, eps_high)
-    return losses.clipped_surrogate(ratio, adv, eps_low, eps_high, validate=False, clip_ratio_c=cfg.clip_ratio_c)
+    c = cfg.clip_ratio_c if cfg.delta is None else cfg.delta        # TRL 的 δ 就是 dual-clip 的 c（δ > 1 + ε_high）
+    return losses.clipped_surrogate(ratio, adv, eps_low, eps_high, validate=False, clip_ratio_c=c)
 
 
 def _tokens(name, value, mask):

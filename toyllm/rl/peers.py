@@ -1,10 +1,10 @@
 """
-从玩具到真实的运行：RLConfig 的每个选项在 TRL 和 verl 里叫什么（第 6 讲 8.10 节）。
+从玩具到真实的运行：RLConfig 的每个选项在 TRL 和 verl 里叫什么（第 6 讲 8.11 节）。
 
 【思路】在玩具上找到合适的预设以后，下一步是在真实模型上跑同一个算法。ROWS 是一张表：每一行是 RLConfig 的一个选项
     （或者选项的一个取值），写着它在 TRL 的 GRPOConfig 和 verl 的 PPO 训练器（python -m verl.trainer.main_ppo 的
     Hydra 配置）里叫什么、值怎样换算、出处（固定提交里的"文件:行"）。RLConfig.to_trl() / to_verl() 只是逐行查这张表；
-    讲义 8.10 节的对照表也由它生成（tools/make_lecture_figures.py），所以两者不会对不上。
+    讲义 8.11 节的对照表也由它生成（tools/make_lecture_figures.py），所以两者不会对不上。
     固定的提交：TRL f2cd5771（GRPOConfig 从 transformers 的 TrainingArguments 继承的字段：transformers 5.25.0），
     verl b178a3cd。tests/peer_names.json 存着从这两个提交取出的名字和被引用的行，tools/peer_names.py 重新生成它。
 【每个选项的三种情况】

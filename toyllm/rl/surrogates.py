@@ -13,8 +13,11 @@ import numpy as np
 
 from .._checks import as_choice, as_float_array, as_real
 
-POLICY_LOSSES = ("ppo", "gspo", "cispo")
-"""替代损失：clipped_surrogate（PPO）、gspo_surrogate、cispo_surrogate。"""
+POLICY_LOSSES = ("ppo", "gspo", "cispo", "sapo", "geo_mean", "gpg", "clip_cov", "kl_cov", "vespo")
+"""替代损失：clipped_surrogate（PPO）、gspo_surrogate、cispo_surrogate；verl / TRL 的其他几个在 peer_losses.py
+（sapo_surrogate、gmpo_surrogate = verl "geo_mean"、gpg_surrogate、clip_cov_surrogate、kl_cov_surrogate、vespo_surrogate）。"""
+IS_LEVELS = ("token", "sequence")
+"""重要性比率的级别（TRL importance_sampling_level）："sequence" 用 s_i = exp(mean_t log ρ_t) 代替每步的 ρ。"""
 CISPO_CLIPS = ("verl", "trl")
 
 
@@ -160,7 +163,9 @@ def cispo_surrogate(ratio, adv, logp, eps_low=0.2, eps_high=0.2, convention="ver
         · 损失的值里有 log π，所以它不是 ~0（和 PPO 的替代损失不同），比较的时候看梯度。
     【参数】ratio：ρ；adv：A（同形状或可广播）；logp：log π_θ(a_t)（同形状）；eps_low、eps_high：≥ 0；
         convention："verl" / "trl"
-    【返回】Surrogate(loss, clipped_low, clipped_high)：clipped_low / high 是权重在下界 / 上界被截住的步（不看 A 的符号）；
+    【返回】Surrogate(loss, clipped_low, clipped_high)：按 convention 的那个系统记裁剪比例 ——
+        "verl"：权重在下界 / 上界被截住的步（不看 A 的符号；两者之和是 verl 的 pg_clipfrac = mean(ρ ≠ clip(ρ))）；
+        "trl"：clipped_high = (ρ > ε_high) & (A > 0)（TRL 的 cispo_clip_ratio），clipped_low 全是 False；
         另有 .dloss_dlogp = −w·A、.weight = w、.dloss_dratio = 0（权重截断了梯度）
     【例子】cispo_surrogate(np.array([1.5]), np.array([1.0]), np.log([0.5])) → w = 1.2，loss = 1.2·log 2 ≈ 0.832，
         dloss_dlogp = −1.2（PPO 在这一步的梯度是 0）
@@ -180,7 +185,8 @@ def cispo_surrogate(ratio, adv, logp, eps_low=0.2, eps_high=0.2, convention="ver
     else:
         lo, hi = -math.inf, eps_high
     w = np.clip(rho, lo, hi)
-    out = Surrogate(-w * a * lp, rho < lo, rho > hi)
+    high = (rho > hi) if convention == "verl" else (rho > hi) & (a > 0)
+    out = Surrogate(-w * a * lp, np.broadcast_to(rho < lo, high.shape), high)
     out.dloss_dlogp = -w * a
     out.dloss_dratio = np.zeros(np.broadcast_shapes(rho.shape, a.shape))
     out.weight = w
@@ -207,5 +213,5 @@ def truncated_is_weights(logp_old, logp_behaviour, cap=2.0):
     return np.minimum(np.exp(np.minimum(a - b, 700.0)), cap)
 
 
-__all__ = ["CISPO_CLIPS", "POLICY_LOSSES", "Surrogate", "cispo_surrogate", "clipped_surrogate", "gspo_surrogate",
+__all__ = ["CISPO_CLIPS", "IS_LEVELS", "POLICY_LOSSES", "Surrogate", "cispo_surrogate", "clipped_surrogate", "gspo_surrogate",
            "truncated_is_weights"]

@@ -17,7 +17,7 @@ from ..history import History
 from ..logits import log_softmax
 from ..optim import Adam
 from ..rl import critic, losses, objective
-from ..rl.config import PRESETS, resolve_config
+from ..rl.presets import PRESETS, resolve_config
 from .analysis import accuracy
 from .layers import backward, forward
 from .model import check_model, generate
@@ -134,7 +134,7 @@ RL_COLUMNS = ["iteration", "reward", "pass1_sampled", "entropy", "kl_est", "clip
 
 
 def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max_len=None, computed=None,
-                 behaviour_logp=None):
+                 behaviour_logp=None, rng=None):
     """
     一次更新的损失和梯度：损失由 toyllm.rl.objective.rl_objective 拼出（和玩具同一个函数），这里只做网络的反向。
 
@@ -144,14 +144,15 @@ def rl_loss_grad(model, inputs, targets, mask, adv, old_logp, ref_logp, cfg, max
     【参数】model：TinyLM；inputs、targets、mask：batch_tokens 的结果；adv：(B,) 或 (B, L) 优势；
         old_logp、ref_logp：(B, L) π_old、π_ref 下每个 token 的对数概率；cfg：RLConfig；max_len：常数聚合的 L_max；
         computed：这组参数上已经算好的 token_logprobs(...) 的结果（μ 次更新的第一次就是采样后算 π_old 的那次前向）；
-        behaviour_logp：(B, L) 陈旧采样时采样用的参数下的对数概率（rl_objective 据此乘截断的重要性比率）
+        behaviour_logp：(B, L) 陈旧采样时采样用的参数下的对数概率（rl_objective 据此乘截断的重要性比率）；
+        rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）
     【返回】(grads, info)；info = {loss, clip_low, clip_high}
     """
     T, dt = cfg.temperature, model.params["tok"].dtype
     logp, lp, cache = token_logprobs(model, inputs, targets, T) if computed is None else computed
     ent = losses.entropy(np.exp(lp), lp, T) if cfg.entropy_coef != 0 else None
     obj = objective.rl_objective(logp, old_logp, adv, mask, cfg, ref_logp=ref_logp, behaviour_logp=behaviour_logp,
-                                 max_len=max_len, entropy=None if ent is None else ent.value.astype(dt))
+                                 max_len=max_len, entropy=None if ent is None else ent.value.astype(dt), rng=rng)
     d = dlogits_from_dlogp(obj.dloss_dlogp, lp, targets, T)
     if ent is not None:
         d = d + obj.dloss_dentropy[..., None] * ent.dlogits.astype(dt)
@@ -257,6 +258,7 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
     ref = model.copy() if ref is None else ref
     check_model(ref)
     rng = np.random.default_rng(cfg.seed)
+    loss_rng = np.random.default_rng((cfg.seed, 1)) if cfg.policy_loss == "clip_cov" else None   # Clip-Cov 挑步
     opt = Adam(model.params, cfg.lr)
     G, dt = cfg.group_size, model.params["tok"].dtype
     max_len = max(len(e.target) for e in examples)
@@ -286,7 +288,7 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
             if head:
                 row["value_loss"] = math.nan
             if got.examples:
-                row.update(_update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_len))
+                row.update(_update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_len, loss_rng))
             row["greedy"] = accuracy(model, heldout) if heldout is not None and \
                 (it % eval_every == 0 or it == cfg.iterations) else math.nan
             hist.append(row)
@@ -295,7 +297,7 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
     return hist
 
 
-def _update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_len):
+def _update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_len, loss_rng=None):
     """一次迭代的优势和 μ 次更新；返回记录用的数（熵、KL、损失、裁剪比例，有 critic 时还有价值损失）。"""
     G, T, dt = cfg.group_size, cfg.temperature, model.params["tok"].dtype
     prompts = [e.prompt for e in got.examples]
@@ -314,12 +316,13 @@ def _update(model, ref, opt, head, head_opt, sampler, snapshots, got, cfg, max_l
     else:                                           # reinforce_pp 在 token 上白化：每行的 token 数就是它的权重
         lengths = np.arange(m.shape[1]) < m.sum(axis=1)[:, None]
         adv = losses.group_advantages(got.rewards, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
-                                      lengths if cfg.advantage == "reinforce_pp" else None)
+                                      lengths if cfg.advantage == "reinforce_pp" else
+                                      m if cfg.advantage in losses.MASKED_ADVANTAGES else None, cfg.gamma)
     adv = adv.astype(dt)
     totals = {"loss": 0.0, "clip_low": 0.0, "clip_high": 0.0, **({"value_loss": 0.0} if head else {})}
     for epoch in range(cfg.mu):
         grads, info = rl_loss_grad(model, x, y, m, adv, old_logp, ref_logp, cfg, max_len,
-                                   first if epoch == 0 else None, behaviour)
+                                   first if epoch == 0 else None, behaviour, loss_rng)
         opt.step(model.params, grads)
         if head:
             vl, dv = critic.value_loss(head.values(h, m), returns, m)
