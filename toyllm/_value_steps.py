@@ -17,7 +17,7 @@ from .sampler import VALUE_LIMIT
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
 _FAR = 2 ** 40                                    # 倒着走的步里值的上界（远小于 VALUE_LIMIT，所以这些步不会截断）
-_SIGNS = 1 - 2 * ((np.arange(16)[:, None] >> np.arange(4)) & 1)   # 减法 bug 逐位解回去：低 4 位各取 ±，16 种
+_BITS = (np.arange(16)[:, None] >> np.arange(4)) & 1   # 减法 bug 逐位解回去：低 4 位各取 + / −（0 / 1），16 种
 
 
 def _digits(m):
@@ -72,9 +72,12 @@ def preimages(op, b, y, bound_in, bound_out):
     yr, opr, br = y[rows], op[rows], b[rows]
     c = yr - off
     slip = (j != 0) & np.where(c == 0, (yr == 1) & (off == 1), np.abs(c) >= place)
-    bm = np.maximum(br, 1)
-    x = np.where(opr == 0, c - br, np.where(opr == 1, c + br, c // bm))
-    ok = ((j == 0) | slip) & ((opr != 2) | (c % bm == 0)) & (np.abs(x) <= bound_in[rows])
+    x = c + np.where(opr == 0, -br, br)                    # 加法 x = c − b，减法 x = c + b
+    mul = np.nonzero(opr == 2)[0]                          # 乘法 x = c / b（要整除；乘 0 的步不倒着走）
+    bm = np.maximum(br[mul], 1)
+    x[mul] = c[mul] // bm
+    ok = ((j == 0) | slip) & (np.abs(x) <= bound_in[rows])
+    ok[mul] &= c[mul] % bm == 0
     rows, x, c, j, slip = rows[ok], x[ok], c[ok], j[ok], slip[ok]
     coef = np.zeros((len(x), 3))
     coef[:, 0] = j == 0
@@ -92,9 +95,13 @@ def preimages(op, b, y, bound_in, bound_out):
     keep = y[rm] % ds == 0
     rm, xm = rm[keep], (y[rm] // ds)[keep]
     rs = np.nonzero(pos & (op == 1))[0]
-    xd = bd[rs][:, None, :] + _SIGNS * yd[rs][:, None, :]
-    sub_ok = ((xd >= 0) & (xd <= 9) & ((_SIGNS == 1) | (yd[rs][:, None, :] > 0))).all(axis=-1)
-    xs = high[rs][:, None] + (xd * _POW10[:4]).sum(axis=-1)
+    digit = np.stack([bd[rs] + yd[rs], bd[rs] - yd[rs]], axis=-1)          # 每一位 x_d = b_d ± y_d：(k, 4, 2)
+    valid = (digit >= 0) & (digit <= 9)
+    valid[..., 1] &= yd[rs] > 0                                            # y_d = 0 时两个解相同，只算一次
+    sub_ok, xs = np.ones((len(rs), 16), bool), np.repeat(high[rs][:, None], 16, axis=1)
+    for d in range(4):                                                      # 16 种组合：第 k 种在第 d 位取 _BITS[k, d]
+        sub_ok &= valid[:, d, _BITS[:, d]]
+        xs += digit[:, d, _BITS[:, d]] * _POW10[d]
     rs16 = np.repeat(rs, 16)[sub_ok.ravel()]
     xs = xs[sub_ok]
     brow = np.concatenate([ra, rm, rs16])
