@@ -306,7 +306,9 @@ def test_sequence_level_ratios_delta_and_luspo():
             RLConfig(policy_loss=loss, is_level="sequence", loss_agg="seq-mean").to_verl()
     kw = RLConfig(policy_loss="cispo", cispo_clip="trl", is_level="sequence", loss_agg="token-mean").to_trl()
     assert (kw["loss_type"], kw["importance_sampling_level"]) == ("cispo", "sequence")
-    # delta 和 clip_ratio_c 是同一个 dual-clip：两边给出同样的设置（config 不让两个同时给）
+    # delta 和 clip_ratio_c 是同一个 dual-clip：两边给出同样的设置；config 不让两个同时给，所以 TRL 的 delta 不会被设两次
+    with pytest.raises(ValueError, match="delta = 3 只配"):
+        RLConfig(delta=3.0, clip_ratio_c=3.0)
     for peer in ("to_trl", "to_verl"):
         assert getattr(RLConfig(delta=3.0), peer)() == getattr(RLConfig(clip_ratio_c=3.0), peer)()
     assert RLConfig(delta=3.0).to_trl()["delta"] == 3.0
@@ -345,6 +347,9 @@ def test_rollout_correction():
         cfg.replace(tis_cap=None).to_verl(ignore=("staleness",))
     with pytest.raises(ValueError, match="rollout_is='token'：TRL 的 vespo 把 IS 比率并进"):
         RLConfig(policy_loss="vespo", loss_agg="token-mean", staleness=1).to_trl(ignore=("staleness",))
+    with pytest.raises(ValueError, match="rollout_is='token'：verl 的 geo_mean 先把逐步的权重取几何平均"):
+        PRESETS["gmpo"].replace(staleness=1).to_verl(ignore=("staleness",))
+    assert PRESETS["gmpo"].replace(staleness=1, rollout_is="sequence").to_verl(ignore=("staleness",))
     assert RLConfig(rollout_is="sequence", rollout_rs="token_k1").to_verl() == RLConfig().to_verl()   # 同步采样时不起作用
 
 

@@ -72,6 +72,12 @@ def _trl_is_mode(c):
     return {"vllm_importance_sampling_mode": f"{c.rollout_is}_truncate"}
 
 
+def _verl_is_level(c):
+    if c.policy_loss == "geo_mean" and c.rollout_is == "token":
+        return "verl 的 geo_mean 先把逐步的权重取几何平均（core_algos.py:1702），本包按聚合的权重取算术平均"
+    return {ROLLOUT_CORRECTION + "rollout_is": c.rollout_is}
+
+
 def _verl_is_cap(c):
     if c.tis_cap is None:
         return "verl 的 rollout_is_threshold=null 是关掉 IS 权重（rollout_corr_helper.py:784），没有不截断的 IS"
@@ -100,7 +106,7 @@ LOSS_ROWS = (
     Row("rollout_is", ANY,
         Rule(("vllm_importance_sampling_mode",), _trl_is_mode, f"{TRL_CONFIG}:924",
              "token_truncate / sequence_truncate；只在 use_vllm=True 时起作用（修正 vLLM 和训练的概率之差）"),
-        attr(f"{_RC_YAML}:6", ROLLOUT_CORRECTION + "rollout_is", "rollout_is")),
+        Rule((ROLLOUT_CORRECTION + "rollout_is",), _verl_is_level, f"{_RC_YAML}:6")),
     Row("rollout_rs", (None,), const("", {}), const("", {})),
     Row("rollout_rs", ("token_k1",),
         absent("TRL 的 token_mask 把比率出界的步的权重置 0，步还算在分母里，也不能和截断同时用", f"{TRL_TRAINER}:2617"),
