@@ -21,7 +21,7 @@ LAYERS = [
     ("采样、精确计算（answer_probs 的零件在 _value_steps）", ["sampler", "_value_steps", "exact"]),
     ("RL 的公式和它们的选项（不知道玩具模型）；选项在 TRL / verl 里的名字", ["rl.surrogates", "rl.peer_losses",
                                                                   "rl.peer_advantages", "rl.losses", "rl.cs336",
-                                                                  "rl.peers"]),
+                                                                  "rl.peer_rows", "rl.peers"]),
     ("训练记录、RL 的配置（从公式导入选项）和预设、目标函数", ["history", "rl.config", "rl.presets", "rl.critic",
                                                          "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl", "imitation", "gradcheck", "scaling"]),
@@ -209,7 +209,8 @@ def test_layer_and_cycle_checks_catch_violations(tmp_path, monkeypatch):
                                              ("rl.cs336", {"_checks", "rl.surrogates"}),
                                              ("rl.losses", {"_checks", "entropy", "rl.surrogates", "rl.peer_losses",
                                                             "rl.peer_advantages"}),
-                                             ("rl.peers", {"_checks", "rl.losses"}),
+                                             ("rl.peer_rows", set()),
+                                             ("rl.peers", {"_checks", "rl.losses", "rl.peer_rows"}),
                                              ("rl.config", {"_checks", "text", "rl.losses", "rl.peers"})])
 def test_rl_formulas_know_nothing_of_the_toy_model(module, allowed):
     """losses（和它转出的 surrogates）/ config 也给小 transformer 用：只能导入参数检查、文字、熵的公式；config 从 losses 导入公式的选项，反过来不行。"""

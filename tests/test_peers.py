@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from toyllm.rl import PRESETS, RLConfig
+from toyllm.rl import PRESET_PEERS, PRESETS, RLConfig
 from toyllm.rl.config import CISPO_CLIPS, POLICY_LOSSES
 from toyllm.rl.peers import ACTIVE, ANY, ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT, hydra_value
 
@@ -94,7 +94,10 @@ def test_presets_that_convert_and_those_that_do_not():
         "trl": {"reinforce": ("advantage",), "rloo": ("advantage",),
                 "dapo": ("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short"),
                 "ppo_critic": ("advantage", "gamma", "lam", "critic_lr", "vf_coef"), "cispo": ("cispo_clip",),
-                "reinforce_pp": ("advantage",), "grpo_async": ("staleness",)},
+                "reinforce_pp": ("advantage",), "grpo_async": ("staleness",),
+                "reinforce_pp_no_baseline": ("advantage", "gamma"), "gmpo": ("policy_loss",),
+                "gpg": ("advantage", "policy_loss"), "clip_cov": ("policy_loss", "clip_cov_ratio", "clip_cov_lb", "clip_cov_ub"),
+                "kl_cov": ("policy_loss", "kl_cov_ratio", "ppo_kl_coef")},
         "verl": {"reinforce": ("advantage",), "dr_grpo": ("loss_agg",), "ppo": ("scale_rewards",),
                  "dapo": ("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short"), "ppo_dual_clip": ("scale_rewards",),
                  "grpo_async": ("staleness",)},
@@ -219,8 +222,140 @@ def test_hydra_values():
 
 
 def test_every_policy_loss_and_cispo_clip_converts_somewhere():
-    """每个策略损失至少在一边能转换（必要时换成那一边的 CISPO 截法）。"""
+    """每个策略损失至少在一边能直接转换（聚合用那个损失在 TRL 里固定的聚合：cispo、vespo 按 token 平均）。"""
     for loss in POLICY_LOSSES:
         for clip in CISPO_CLIPS:
-            cfg = RLConfig(policy_loss=loss, cispo_clip=clip, loss_agg="token-mean" if loss == "cispo" else "seq-mean")
-            assert cfg.to_verl() and (clip == "verl" and loss == "cispo" or cfg.to_trl())
+            cfg = RLConfig(policy_loss=loss, cispo_clip=clip,
+                           loss_agg="token-mean" if loss in ("cispo", "vespo") else "seq-mean")
+            assert any(not convert(cfg, peer)[1] for peer in ("trl", "verl")), (loss, clip)
+
+
+def _claims(cell):
+    """PRESET_PEERS 一格里写的 名字=值（括号里的说明不算；只写名字的不核对）。"""
+    parts = (p.strip() for p in re.sub(r"（[^）]*）", "", cell).split(","))
+    return dict(p.split("=", 1) for p in parts if "=" in p)
+
+
+def _same(got, text):
+    try:
+        return float(text) == got
+    except ValueError:
+        return text in (str(got), hydra_value(got))
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_preset_peers_agree_with_to_trl_and_to_verl(name):
+    """讲义 8.4 节的表（PRESET_PEERS）：写出的 名字=值 就是 to_verl / to_trl 给的值；
+    写 "—" 或别的 Trainer 的，正是 to_xxx 报出 advantage / policy_loss 没有对应的。"""
+    for peer, cell in zip(("verl", "trl"), PRESET_PEERS[name]):
+        out, named = convert(PRESETS[name], peer)
+        assert bool({"advantage", "policy_loss"} & set(named)) == (cell.startswith("—") or "Trainer" in cell), \
+            (peer, cell, named)
+        for key, value in _claims(cell).items():
+            hits = [k for k in out if k == key or k.endswith("." + key)]
+            assert hits or named, f"{peer}：{key} 不在结果里，而结果没有报出对应不上的选项"
+            assert all(_same(out[k], value) for k in hits), (peer, key, value, {k: out[k] for k in hits})
+
+
+def test_values_of_the_peer_loss_presets():
+    a, lm = "actor_rollout_ref.actor.", "actor_rollout_ref.actor.policy_loss.loss_mode"
+    kw = PRESETS["sapo"].to_trl()
+    assert (kw["loss_type"], kw["sapo_temperature_pos"], kw["sapo_temperature_neg"], kw["num_iterations"]) == \
+        ("sapo", 1.0, 1.05, 4)
+    assert "epsilon" not in kw and "epsilon_high" not in kw                   # SAPO 不裁剪
+    d = PRESETS["sapo"].to_verl(as_dict=True)
+    assert (d[lm], d[a + "tau_pos"], d[a + "tau_neg"], d[a + "loss_agg_mode"]) == ("sapo", 1.0, 1.05, "seq-mean-token-mean")
+    with pytest.raises(ValueError, match="loss_agg='token-mean'：TRL 的 loss_type=\"sapo\""):
+        PRESETS["sapo"].replace(loss_agg="token-mean").to_trl()
+    with pytest.raises(ValueError, match="loss_agg='token-mean'：verl 的 sapo"):
+        PRESETS["sapo"].replace(loss_agg="token-mean").to_verl()
+    d = PRESETS["clip_cov"].to_verl(as_dict=True)
+    assert (d[lm], d[a + "policy_loss.clip_cov_ratio"], d[a + "policy_loss.clip_cov_lb"], d[a + "policy_loss.clip_cov_ub"],
+            d[a + "clip_ratio_low"], d[a + "clip_ratio_high"], d[a + "loss_agg_mode"]) == \
+        ("clip_cov", 2e-4, 1.0, 5.0, 0.2, 0.2, "token-mean")
+    d = PRESETS["kl_cov"].replace(ppo_kl_coef=0.5).to_verl(as_dict=True)
+    assert (d[lm], d[a + "policy_loss.kl_cov_ratio"], d[a + "policy_loss.ppo_kl_coef"]) == ("kl_cov", 2e-4, 0.5)
+    assert a + "clip_ratio_low" not in d and a + "policy_loss.clip_cov_ratio" not in d      # KL-Cov 不裁剪
+    d = PRESETS["gmpo"].to_verl(as_dict=True)
+    assert (d[lm], d[a + "clip_ratio_low"], d[a + "clip_ratio_high"]) == ("geo_mean", 0.4, 0.4)
+    with pytest.raises(ValueError, match="verl 的 geo_mean 不看 loss_agg_mode"):
+        PRESETS["gmpo"].replace(loss_agg="token-mean").to_verl()
+    d = PRESETS["gpg"].to_verl(as_dict=True)
+    assert (d["algorithm.adv_estimator"], d[lm]) == ("gpg", "gpg") and a + "clip_ratio_low" not in d
+    d = PRESETS["reinforce_pp_no_baseline"].replace(gamma=0.9).to_verl(as_dict=True)
+    assert (d["algorithm.adv_estimator"], d["algorithm.gamma"]) == ("reinforce_plus_plus", 0.9)
+    assert RLConfig(advantage="opo").to_verl(as_dict=True)["algorithm.adv_estimator"] == "opo"
+    assert "algorithm.gamma" not in RLConfig(advantage="opo", gamma=0.9).to_verl(as_dict=True)   # γ 只对折扣回报
+
+
+def test_sequence_level_ratios_delta_and_luspo():
+    a, lm = "actor_rollout_ref.actor.", "actor_rollout_ref.actor.policy_loss.loss_mode"
+    seq = RLConfig(is_level="sequence", mu=4)                     # ppo + 序列级比率：TRL 的 GSPO = verl 的 gspo
+    kw = seq.to_trl()
+    assert (kw["importance_sampling_level"], kw["loss_type"], kw["epsilon"], kw["epsilon_high"]) == ("sequence", "grpo", 0.2, 0.2)
+    d = seq.to_verl(as_dict=True)
+    assert (d[lm], d[a + "clip_ratio_low"], d[a + "clip_ratio_high"], d[a + "loss_agg_mode"]) == \
+        ("gspo", 0.2, 0.2, "seq-mean-token-mean")
+    with pytest.raises(ValueError, match="verl 的 gspo 不看 loss_agg_mode"):
+        seq.replace(loss_agg="token-mean").to_verl()
+    with pytest.raises(ValueError, match=r"clip_ratio_c=3\.0：verl 的 gspo（序列级比率）没有 dual-clip"):
+        seq.replace(clip_ratio_c=3.0).to_verl()
+    assert seq.replace(clip_ratio_c=3.0).to_trl()["delta"] == 3.0          # TRL 的 delta 也截序列级的比率
+    for loss in ("cispo", "sapo"):
+        with pytest.raises(ValueError, match=f"is_level='sequence'：verl 的 {loss} 只有逐步的比率"):
+            RLConfig(policy_loss=loss, is_level="sequence", loss_agg="seq-mean").to_verl()
+    kw = RLConfig(policy_loss="cispo", cispo_clip="trl", is_level="sequence", loss_agg="token-mean").to_trl()
+    assert (kw["loss_type"], kw["importance_sampling_level"]) == ("cispo", "sequence")
+    # delta 和 clip_ratio_c 是同一个 dual-clip：两边给出同样的设置；config 不让两个同时给，所以 TRL 的 delta 不会被设两次
+    with pytest.raises(ValueError, match="delta = 3 只配"):
+        RLConfig(delta=3.0, clip_ratio_c=3.0)
+    for peer in ("to_trl", "to_verl"):
+        assert getattr(RLConfig(delta=3.0), peer)() == getattr(RLConfig(clip_ratio_c=3.0), peer)()
+    assert RLConfig(delta=3.0).to_trl()["delta"] == 3.0
+    assert RLConfig(delta=3.0).to_verl(as_dict=True)[a + "clip_ratio_c"] == 3.0
+    luspo = RLConfig(loss_agg="luspo", is_level="sequence")
+    kw = luspo.to_trl()
+    assert (kw["loss_type"], kw["importance_sampling_level"]) == ("luspo", "sequence")
+    with pytest.raises(ValueError, match="loss_agg='luspo'：按长度加权的序列级损失要 gspo"):
+        luspo.to_verl()
+
+
+def test_vespo_and_the_loss_scale_factor():
+    vespo = RLConfig(policy_loss="vespo", loss_agg="token-mean", vespo_k_pos=1.5)
+    kw = vespo.to_trl()
+    assert (kw["loss_type"], kw["vespo_k_pos"], kw["vespo_lambda_pos"], kw["vespo_k_neg"], kw["vespo_lambda_neg"]) == \
+        ("vespo", 1.5, 3.0, 3.0, 2.0)
+    with pytest.raises(ValueError, match="loss_agg='seq-mean'：TRL 的 loss_type=\"vespo\""):
+        vespo.replace(loss_agg="seq-mean").to_trl()
+    assert convert(vespo, "verl")[1] == ("policy_loss", "vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg")
+    norm = RLConfig(loss_agg="seq-mean-token-sum-norm", loss_scale_factor=512)
+    assert norm.to_verl(as_dict=True)["actor_rollout_ref.actor.loss_scale_factor"] == 512
+    assert "actor_rollout_ref.actor.loss_scale_factor" not in norm.replace(loss_scale_factor=None).to_verl(as_dict=True)
+    assert convert(norm, "trl")[1] == ("loss_agg", "loss_scale_factor")
+
+
+def test_rollout_correction():
+    rc = "algorithm.rollout_correction."
+    cfg = RLConfig(staleness=1, rollout_is="sequence", rollout_rs="token_k1", rollout_rs_threshold=1.5, tis_cap=3.0)
+    d = cfg.to_verl(ignore=("staleness",), as_dict=True)
+    assert (d[rc + "rollout_is"], d[rc + "rollout_is_threshold"], d[rc + "rollout_rs"], d[rc + "rollout_rs_threshold"]) == \
+        ("sequence", 3.0, "token_k1", 1.5)
+    assert convert(cfg, "trl")[1] == ("staleness", "rollout_rs", "rollout_rs_threshold")
+    kw = cfg.to_trl(ignore=("staleness", "rollout_rs", "rollout_rs_threshold"))
+    assert (kw["vllm_importance_sampling_mode"], kw["vllm_importance_sampling_clip_max"]) == ("sequence_truncate", 3.0)
+    with pytest.raises(ValueError, match="tis_cap=None：verl 的 rollout_is_threshold=null 是关掉 IS 权重"):
+        cfg.replace(tis_cap=None).to_verl(ignore=("staleness",))
+    with pytest.raises(ValueError, match="rollout_is='token'：TRL 的 vespo 把 IS 比率并进"):
+        RLConfig(policy_loss="vespo", loss_agg="token-mean", staleness=1).to_trl(ignore=("staleness",))
+    with pytest.raises(ValueError, match="rollout_is='token'：verl 的 geo_mean 先把逐步的权重取几何平均"):
+        PRESETS["gmpo"].replace(staleness=1).to_verl(ignore=("staleness",))
+    assert PRESETS["gmpo"].replace(staleness=1, rollout_is="sequence").to_verl(ignore=("staleness",))
+    assert RLConfig(rollout_is="sequence", rollout_rs="token_k1").to_verl() == RLConfig().to_verl()   # 同步采样时不起作用
+
+
+def test_clip_false_is_refused_for_every_loss_that_clips():
+    """clip=False 的 cispo / geo_mean / clip_cov：两边都总是裁剪，报 clip，不写区间。"""
+    for loss, agg in (("cispo", "token-mean"), ("geo_mean", "seq-mean"), ("clip_cov", "token-mean")):
+        cfg = RLConfig(policy_loss=loss, clip=False, loss_agg=agg)
+        assert "clip" in convert(cfg, "verl")[1]
+        assert "actor_rollout_ref.actor.clip_ratio_high" not in cfg.to_verl(ignore=("clip",), as_dict=True)

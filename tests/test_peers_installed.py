@@ -22,7 +22,12 @@ PINS = {name: version for f in ("peers-requirements.txt", "peers-nodeps.txt")
         for name, version in re.findall(r"^([a-z-]+)==(\S+)", (TOOLS / f).read_text(encoding="utf-8"), re.M)}
 EXTRA = [RLConfig(optimizer="adam", lr=1e-6, entropy_coef=0.01, loss_agg="token-mean", beta=0.1, kl_estimator="k3"),
          RLConfig(policy_loss="cispo", cispo_clip="trl", eps_high=5.0, loss_agg="token-mean"),
-         RLConfig(clip_ratio_c=3.0, mu=2), RLConfig(staleness=1, tis_cap=2.0)]
+         RLConfig(clip_ratio_c=3.0, mu=2), RLConfig(staleness=1, tis_cap=2.0),
+         RLConfig(is_level="sequence", mu=2), RLConfig(loss_agg="luspo", is_level="sequence", clip_ratio_c=3.0),
+         RLConfig(delta=3.0, mu=2), RLConfig(policy_loss="vespo", loss_agg="token-mean", vespo_k_pos=1.5),
+         RLConfig(policy_loss="sapo", tau_pos=0.5, tau_neg=2.0),
+         RLConfig(staleness=1, rollout_is="sequence", rollout_rs="token_k1", rollout_rs_threshold=1.5),
+         RLConfig(loss_agg="seq-mean-token-sum-norm", loss_scale_factor=512)]
 
 
 def configs(peer):

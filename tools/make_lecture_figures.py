@@ -267,13 +267,21 @@ def render_blocks(numbers):
     return blocks
 
 
+def _example_config(option, value):
+    """选项取这个值、其余取默认值的配置；只配序列级比率的取值（loss_agg="luspo"）再加上 is_level="sequence"。"""
+    try:
+        return RLConfig(**{option: value})
+    except ValueError:
+        return RLConfig(**{option: value, "is_level": "sequence"})
+
+
 def _peer_cell(row, peer):
     """对照表的一格：对方的名字（按取值分的行写成 名字=值）和说明；没有对应时是"没有"加原因。出处单独一列。"""
     rule = getattr(row, peer)
     if rule.convert is None:
         return f"没有：{rule.note}"
     # 按取值分的行：这个取值（其余选项取默认值）换算出来的值；管所有取值的行只写名字
-    fixed = rule.convert(RLConfig(**{row.option: row.value[0]})) if row.value != ANY else None
+    fixed = rule.convert(_example_config(row.option, row.value[0])) if row.value != ANY else None
     short = lambda n: n.replace("actor_rollout_ref.", "")                       # noqa: E731
     show = hydra_value if peer == "verl" else repr
     if isinstance(fixed, dict) and fixed:

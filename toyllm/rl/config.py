@@ -154,7 +154,7 @@ class RLConfig:
         "怎么裁剪由 cispo_clip 决定；"
         "\"sapo\"：peer_losses.sapo_surrogate，光滑的门 σ(τ(ρ−1))·4/τ 代替裁剪（verl loss_mode=\"sapo\"，verl 固定按解答平均；"
         "TRL loss_type=\"sapo\"）；\"geo_mean\"：GMPO，peer_losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均"
-        "（verl loss_mode=\"geo_mean\"，verl 不看聚合，等于 loss_agg=\"seq-mean\"；TRL 没有）；\"gpg\"：l = −A log π"
+        "（verl loss_mode=\"geo_mean\"，verl 不看聚合，等于 loss_agg=\"seq-mean\"；TRL 只有实验性的 GMPOTrainer）；\"gpg\"：l = −A log π"
         "（verl loss_mode=\"gpg\"；TRL 没有）；\"clip_cov\" / \"kl_cov\"：按协方差挑步截断梯度 / 加 |log ρ| 惩罚"
         "（verl loss_mode=\"clip_cov\" / \"kl_cov\"，verl/trainer/ppo/core_algos.py；TRL 没有）；\"vespo\"："
         "序列级比率的 Gamma 权重 φ(w)·(−A log π)（TRL loss_type=\"vespo\"，trl/trainer/grpo_trainer.py；verl 没有）",

@@ -85,7 +85,8 @@ def gmpo_surrogate(log_ratio, adv, mask, eps_low=0.4, eps_high=0.4):
         ∂l_i/∂log π_t = − Ā_i r_i / |o_i|（x_t 没被裁时），否则 0。这里把 l_i 抄到每一步，
         .dloss_dlogp = − Ā_i r_i（见模块说明）；配 loss_agg="seq-mean"（除以 B）正好是 verl 的数。
         verl 的 GMPO 示例（examples/gmpo_trainer/run_qwen2_5-7b_math.sh）用 clip_ratio_low = clip_ratio_high = 0.4
-        （裁的是 log ρ：ρ ∈ [e^−0.4, e^0.4]）。TRL 没有 GMPO。
+        （裁的是 log ρ：ρ ∈ [e^−0.4, e^0.4]）。TRL 的 GRPOTrainer 没有 GMPO，另有实验性的 GMPOTrainer
+        （trl/experimental/gmpo/gmpo_trainer.py）。
     【参数】log_ratio：(B, L)；adv：(B,) 或 (B, L)；mask：(B, L) bool；eps_low、eps_high：≥ 0（log ρ 的裁剪区间）
     【返回】Surrogate：clipped_low = x_t 被裁 & A < 0，clipped_high = x_t 被裁 & A > 0（verl 的 pg_clipfrac_lower /
         pg_clipfrac）；另有 .dloss_dlogp、.seq_ratio（每份解答的 r_i）

@@ -7,6 +7,8 @@
     讲义 8.11 节的对照表也由它生成（tools/make_lecture_figures.py），所以两者不会对不上。
     固定的提交：TRL f2cd5771（GRPOConfig 从 transformers 的 TrainingArguments 继承的字段：transformers 5.25.0），
     verl b178a3cd。tests/peer_names.json 存着从这两个提交取出的名字和被引用的行，tools/peer_names.py 重新生成它。
+    表的格式（Rule、Row）和 8.10 节新加的选项（is_level、delta、τ、Clip-Cov / KL-Cov / VESPO 的参数、rollout 修正）
+    的行在 peer_rows.py；这里是玩具原来的选项，连同它们的新取值（advantage="opo"、policy_loss="sapo"……）。
 【每个选项的三种情况】
     1. 有对应：换算成对方的名字和值。
     2. 不起作用：这个配置里它不影响算法（ACTIVE：β = 0 时的 kl_estimator、不开动态采样时的 max_draws……），跳过。
@@ -26,84 +28,53 @@
 """
 
 import difflib
-from typing import Callable, NamedTuple
 
 from .._checks import as_choice
 from .losses import AGGREGATION_TABLE
+from .peer_rows import (ACTOR, ANY, LOSS_ACTIVE, LOSS_ROWS, ROLLOUT_CORRECTION, TRANSFORMERS_VERSION, TRL_COMMIT,
+                        TRL_CONFIG, TRL_TRAINER, VERL_ALGOS, VERL_COMMIT, VERL_CONFIG, Row, Rule, absent, attr, const,
+                        fixed)
 
-TRL_COMMIT = "f2cd57710ae345ea6428ae95363267fcf38a3dc8"
-VERL_COMMIT = "b178a3cd56f58b2d502255daba591e92833930a7"
-TRANSFORMERS_VERSION = "5.25.0"
 PEERS = {"trl": "TRL（GRPOConfig）", "verl": "verl（main_ppo）"}
-ANY = "*"
-"""Row.value 是 ANY 时这一行管选项的每一个取值；否则 Row.value 是一组取值。"""
-
-_CFG, _TR, _TA = "trl/trainer/grpo_config.py", "trl/trainer/grpo_trainer.py", "transformers/training_args.py"
-_ALG, _VC = "verl/trainer/ppo/core_algos.py", "verl/trainer/config/"
-_ACT, _ROLL, _ALGO = "actor_rollout_ref.actor.", "actor_rollout_ref.rollout.", "algorithm."
-
-
-class Rule(NamedTuple):
-    """
-    表里的一格：一个选项（取值）在一个对方那里怎样换算。
-
-    【参数】names：对方的名字（空：不用设任何东西）；convert：cfg → {名字: 值}，或者一句话（这个配置下没有对应的原因）；
-        None 表示总是没有对应（原因是 note）；source："文件:行"（固定提交；transformers 的文件是 5.25.0 版）；
-        note：讲义表格里的说明
-    """
-    names: tuple
-    convert: Callable
-    source: str
-    note: str = ""
-
-
-class Row(NamedTuple):
-    """ROWS 的一行：RLConfig 的选项 option、它管的取值 value（ANY 或一组取值）、TRL 一格、verl 一格。"""
-    option: str
-    value: object
-    trl: Rule
-    verl: Rule
-
-
-def _const(source, mapping, note=""):
-    """总是设这几个名字、这几个值。"""
-    return Rule(tuple(mapping), lambda c: dict(mapping), source, note)
-
-
-def _attr(source, name, option, note=""):
-    """对方的 name 就是这个选项的值。"""
-    return Rule((name,), lambda c: {name: getattr(c, option)}, source, note)
-
-
-def _none(note, source=""):
-    return Rule((), None, source, note)
-
-
-def _fixed(option, peer_value, source, note):
-    """对方把这个数写死了：值等于它（或者等于本包的默认值，差别写在 note 里）时不用设，否则没有对应。"""
-    def convert(c):
-        default = type(c).__dataclass_fields__[option].default
-        return {} if getattr(c, option) in (peer_value, default) else f"对方固定用 {peer_value:g}"
-    return Rule((), convert, source, note)
+_CFG, _TR, _TA = TRL_CONFIG, TRL_TRAINER, "transformers/training_args.py"
+_ALG, _VC = VERL_ALGOS, VERL_CONFIG
+_ACT, _ROLL, _ALGO = ACTOR, "actor_rollout_ref.rollout.", "algorithm."
+_LM = _ACT + "policy_loss.loss_mode"
 
 
 def _kind(c):
     return AGGREGATION_TABLE[c.loss_agg].kind
 
 
+_TRL_OWN_AGG = {"cispo": ("dapo", "token-mean"), "vespo": ("dapo", "token-mean"), "sapo": ("grpo", "seq-mean")}
+"""TRL 的这几个损失自己就是一种 loss_type，聚合跟着它（grpo_trainer.py:3124、3139）：(同样聚合的 loss_type, 本包的名字)。"""
+_VERL_OWN_AGG = {"gspo": 1313, "sapo": 1396, "geo_mean": 1707}
+"""verl 的这几个 loss_mode 不看 loss_agg_mode，按解答平均（core_algos.py 的行号）。"""
+
+
 def _trl_agg(loss_type):
     def convert(c):
-        if c.policy_loss == "cispo":       # TRL 的 cispo 自己就是一种 loss_type，按全局的 token 数平均
-            return {} if loss_type == "dapo" else "TRL 的 loss_type=\"cispo\" 固定按 token 平均（= loss_agg=\"token-mean\"）"
+        if c.policy_loss in _TRL_OWN_AGG:
+            own, alias = _TRL_OWN_AGG[c.policy_loss]
+            return {} if loss_type == own else \
+                f"TRL 的 loss_type=\"{c.policy_loss}\" 自己决定聚合，和 \"{own}\" 一样（= loss_agg=\"{alias}\"）"
         return {"loss_type": loss_type}
-    line = {"grpo": 3124, "dapo": 3139, "bnpo": 3129, "dr_grpo": 3134}[loss_type]
+    line = {"grpo": 3124, "dapo": 3139, "bnpo": 3129, "dr_grpo": 3134, "luspo": 3143}[loss_type]
     return Rule(("loss_type",), convert, f"{_TR}:{line}")
+
+
+def _verl_loss_mode(c):
+    """verl 的 policy_loss.loss_mode：ppo 配序列级比率（is_level="sequence"）就是 verl 的 gspo。"""
+    if c.policy_loss == "ppo":
+        return "gspo" if c.is_level == "sequence" else "vanilla"
+    return c.policy_loss
 
 
 def _verl_agg(mode, source):
     def convert(c):
-        if c.policy_loss == "gspo" and mode != "seq-mean-token-mean":
-            return "verl 的 gspo 固定按 seq-mean-token-mean 聚合（core_algos.py:1313）"
+        loss_mode = _verl_loss_mode(c)
+        if loss_mode in _VERL_OWN_AGG and mode != "seq-mean-token-mean":
+            return f"verl 的 {loss_mode} 不看 loss_agg_mode，固定按解答平均（core_algos.py:{_VERL_OWN_AGG[loss_mode]}）"
         return {_ACT + "loss_agg_mode": mode}
     return Rule((_ACT + "loss_agg_mode",), convert, source)
 
@@ -120,6 +91,12 @@ def _trl_entropy(c):
     return {"entropy_coef": c.entropy_coef}
 
 
+def _verl_dual_clip(c):
+    if c.is_level == "sequence":
+        return "verl 的 gspo（序列级比率）没有 dual-clip"
+    return {_ACT + "clip_ratio_c": c.clip_ratio_c}
+
+
 def _verl_eps_high(c):
     if c.policy_loss == "cispo" and c.cispo_clip == "trl":     # verl 的上界是 1 + clip_ratio_high，TRL 的是 eps_high 本身
         return {_ACT + "clip_ratio_high": c.eps_high - 1}
@@ -128,13 +105,12 @@ def _verl_eps_high(c):
 
 _SEQ = ("seq-mean", "seq-mean-token-mean", "grpo")
 _OPT = _ACT + "optim."
-_RC = _ALGO + "rollout_correction."
 _WD = {_OPT + "weight_decay": 0.0}
 ROWS = (
     Row("iterations", ANY,
         Rule(("max_steps",), lambda c: {"max_steps": c.iterations * c.mu}, f"{_TA}:779",
              "TRL 数的是优化器的步数，一批生成用 num_iterations 次（grpo_trainer.py:1268）：max_steps = iterations × mu"),
-        _attr(f"{_VC}ppo_trainer.yaml:132", "trainer.total_training_steps", "iterations")),
+        attr(f"{_VC}ppo_trainer.yaml:132", "trainer.total_training_steps", "iterations")),
     Row("batch_problems", ANY,
         Rule(("per_device_train_batch_size",),
              lambda c: {"per_device_train_batch_size": c.batch_problems * c.group_size}, f"{_TA}:777",
@@ -142,48 +118,58 @@ ROWS = (
         Rule(("data.train_batch_size", _ACT + "ppo_mini_batch_size"),
              lambda c: {"data.train_batch_size": c.batch_problems, _ACT + "ppo_mini_batch_size": c.batch_problems},
              f"{_VC}data/legacy_data.yaml:42", "verl 数的是题（fsdp_workers.py:241 再乘 rollout.n）；小批 = 整批，每个 epoch 更新一次")),
-    Row("group_size", ANY, _attr(f"{_CFG}:474", "num_generations", "group_size"),
-        _attr(f"{_VC}rollout/rollout.yaml:108", _ROLL + "n", "group_size")),
+    Row("group_size", ANY, attr(f"{_CFG}:474", "num_generations", "group_size"),
+        attr(f"{_VC}rollout/rollout.yaml:108", _ROLL + "n", "group_size")),
     Row("lr", ANY,
         Rule(("learning_rate", "lr_scheduler_type"), lambda c: {"learning_rate": c.lr, "lr_scheduler_type": "constant"},
              f"{_CFG}:418", "学习率不变（TRL 默认线性衰减）"),
-        _attr(f"{_VC}actor/actor.yaml:140", _OPT + "lr", "lr")),
-    Row("advantage", ("none",), _none("GRPOTrainer 总是减去组平均", f"{_TR}:2705"),
-        _none("verl 没有 A = r 的估计（reinforce_plus_plus 是折扣回报再白化）", f"{_ALG}:582")),
-    Row("advantage", ("mean",), _const(f"{_TR}:2706", {"scale_rewards": "none"}),
-        _const(f"{_VC}ppo_trainer.yaml:84",
+        attr(f"{_VC}actor/actor.yaml:140", _OPT + "lr", "lr")),
+    Row("advantage", ("none",), absent("GRPOTrainer 总是减去组平均", f"{_TR}:2705"),
+        absent("verl 没有 A = r 的估计（reinforce_plus_plus 是折扣回报再白化：advantage=\"reinforce_pp_no_baseline\"）",
+               f"{_ALG}:582")),
+    Row("advantage", ("mean",), const(f"{_TR}:2706", {"scale_rewards": "none"}),
+        const(f"{_VC}ppo_trainer.yaml:84",
                {_ALGO + "adv_estimator": "grpo", _ALGO + "norm_adv_by_std_in_grpo": False})),
-    Row("advantage", ("rloo",), _none("GRPOTrainer 没有；TRL 另有 RLOOTrainer（RLOOConfig）", "trl/trainer/rloo_config.py:23"),
-        _const(f"{_ALG}:476", {_ALGO + "adv_estimator": "rloo"})),
-    Row("advantage", ("grpo",), _const(f"{_TR}:2707", {}, "GRPOTrainer 本来就是；除不除标准差见 scale_rewards"),
-        _const(f"{_ALG}:266", {_ALGO + "adv_estimator": "grpo"})),
-    Row("advantage", ("reinforce_pp",), _none("GRPOTrainer 不在整批上白化（scale_rewards=\"batch\" 是另一回事）"),
-        _const(f"{_ALG}:424", {_ALGO + "adv_estimator": "reinforce_plus_plus_baseline"})),
-    Row("advantage", ("gae",), _none("GRPOConfig 没有 critic"), _const(f"{_ALG}:214", {_ALGO + "adv_estimator": "gae"})),
-    Row("scale_rewards", ("group",), _const(f"{_TR}:2687", {"scale_rewards": "group"}),
-        _const(f"{_VC}ppo_trainer.yaml:84", {_ALGO + "norm_adv_by_std_in_grpo": True})),
-    Row("scale_rewards", ("batch",), _const(f"{_TR}:2694", {"scale_rewards": "batch"}),
-        _none("verl 的 GRPO 没有除以整批标准差的做法（reinforce_plus_plus_baseline 是另一回事）")),
-    Row("scale_rewards", ("none",), _const(f"{_TR}:2706", {"scale_rewards": "none"}),
-        _const(f"{_VC}ppo_trainer.yaml:84", {_ALGO + "norm_adv_by_std_in_grpo": False})),
-    Row("std_eps", ANY, _fixed("std_eps", 1e-4, f"{_TR}:2707", "TRL 固定 1e-4"),
-        _fixed("std_eps", 1e-6, f"{_ALG}:271", "verl 固定 1e-6；本包默认 1e-4 时照常转换（只差分母里的小数）")),
+    Row("advantage", ("rloo",), absent("GRPOTrainer 没有；TRL 另有 RLOOTrainer（RLOOConfig）", "trl/trainer/rloo_config.py:23"),
+        const(f"{_ALG}:476", {_ALGO + "adv_estimator": "rloo"})),
+    Row("advantage", ("grpo",), const(f"{_TR}:2707", {}, "GRPOTrainer 本来就是；除不除标准差见 scale_rewards"),
+        const(f"{_ALG}:266", {_ALGO + "adv_estimator": "grpo"})),
+    Row("advantage", ("reinforce_pp",), absent("GRPOTrainer 不在整批上白化（scale_rewards=\"batch\" 是另一回事）"),
+        const(f"{_ALG}:424", {_ALGO + "adv_estimator": "reinforce_plus_plus_baseline"})),
+    Row("advantage", ("reinforce_pp_no_baseline",), absent("GRPOTrainer 总是减去组平均", f"{_TR}:2705"),
+        const(f"{_ALG}:582", {_ALGO + "adv_estimator": "reinforce_plus_plus"}, "折扣用 algorithm.gamma（core_algos.py:604）")),
+    Row("advantage", ("opo",), absent("GRPOTrainer 的基线是组平均，不按长度加权", f"{_TR}:2705"),
+        const(f"{_ALG}:528", {_ALGO + "adv_estimator": "opo"})),
+    Row("advantage", ("gpg",), absent("GRPOTrainer 没有 α = B / 奖励非零的份数 这个系数", f"{_TR}:2705"),
+        const(f"{_ALG}:657", {_ALGO + "adv_estimator": "gpg"})),
+    Row("advantage", ("gae",), absent("GRPOConfig 没有 critic"), const(f"{_ALG}:214", {_ALGO + "adv_estimator": "gae"})),
+    Row("scale_rewards", ("group",), const(f"{_TR}:2687", {"scale_rewards": "group"}),
+        const(f"{_VC}ppo_trainer.yaml:84", {_ALGO + "norm_adv_by_std_in_grpo": True})),
+    Row("scale_rewards", ("batch",), const(f"{_TR}:2694", {"scale_rewards": "batch"}),
+        absent("verl 的 GRPO 没有除以整批标准差的做法（reinforce_plus_plus_baseline 是另一回事）")),
+    Row("scale_rewards", ("none",), const(f"{_TR}:2706", {"scale_rewards": "none"}),
+        const(f"{_VC}ppo_trainer.yaml:84", {_ALGO + "norm_adv_by_std_in_grpo": False})),
+    Row("std_eps", ANY, fixed("std_eps", 1e-4, f"{_TR}:2707", "TRL 固定 1e-4"),
+        fixed("std_eps", 1e-6, f"{_ALG}:271", "verl 固定 1e-6；本包默认 1e-4 时照常转换（只差分母里的小数）")),
     Row("loss_agg", _SEQ, _trl_agg("grpo"), _verl_agg("seq-mean-token-mean", f"{_ALG}:1065")),
     Row("loss_agg", ("token-mean", "dapo"), _trl_agg("dapo"), _verl_agg("token-mean", f"{_ALG}:1055")),
     Row("loss_agg", ("bnpo",), _trl_agg("bnpo"), _verl_agg("token-mean", f"{_ALG}:1055")),
     Row("loss_agg", ("constant", "dr_grpo"), _trl_agg("dr_grpo"),
-        _none("verl 的 seq-mean-token-sum-norm 不除以 B，是它的 B 倍", f"{_ALG}:1072")),
-    Row("loss_agg", ("seq-mean-token-sum",), _none("TRL 没有先按每份解答求和、再平均的 loss_type"),
+        absent("verl 的 seq-mean-token-sum-norm 不除以 B，是它的 B 倍", f"{_ALG}:1072")),
+    Row("loss_agg", ("seq-mean-token-sum",), absent("TRL 没有先按每份解答求和、再平均的 loss_type"),
         _verl_agg("seq-mean-token-sum", f"{_ALG}:1059")),
-    Row("loss_agg", ("seq-mean-token-sum-norm",), _none("TRL 的 dr_grpo 还要除以 B"),
+    Row("loss_agg", ("seq-mean-token-sum-norm",), absent("TRL 的 dr_grpo 还要除以 B"),
         _verl_agg("seq-mean-token-sum-norm", f"{_ALG}:1072")),
-    Row("mu", ANY, _attr(f"{_CFG}:679", "num_iterations", "mu"),
-        _attr(f"{_VC}actor/actor.yaml:111", _ACT + "ppo_epochs", "mu")),
-    Row("clip", (True,), _const(f"{_TR}:3084", {}), _const(f"{_ALG}:1221", {})),
-    Row("clip", (False,), _none("TRL 总是裁剪", f"{_TR}:3084"), _none("verl 的 vanilla 总是裁剪", f"{_ALG}:1221")),
-    Row("eps_low", ANY, _attr(f"{_CFG}:683", "epsilon", "eps_low"),
-        _attr(f"{_VC}actor/actor.yaml:39", _ACT + "clip_ratio_low", "eps_low")),
-    Row("eps_high", ANY, _attr(f"{_CFG}:695", "epsilon_high", "eps_high"),
+    Row("loss_agg", ("luspo",), _trl_agg("luspo"),
+        absent("按长度加权的序列级损失要 gspo，verl 的 gspo 固定按 seq-mean-token-mean 聚合", f"{_ALG}:1313")),
+    Row("mu", ANY, attr(f"{_CFG}:679", "num_iterations", "mu"),
+        attr(f"{_VC}actor/actor.yaml:111", _ACT + "ppo_epochs", "mu")),
+    Row("clip", (True,), const(f"{_TR}:3084", {}), const(f"{_ALG}:1221", {})),
+    Row("clip", (False,), absent("TRL 总是裁剪（cispo 总截在 epsilon_high）", f"{_TR}:3084"),
+        absent("verl 的 vanilla、cispo、geo_mean、clip_cov 总是裁剪", f"{_ALG}:1221")),
+    Row("eps_low", ANY, attr(f"{_CFG}:683", "epsilon", "eps_low"),
+        attr(f"{_VC}actor/actor.yaml:39", _ACT + "clip_ratio_low", "eps_low")),
+    Row("eps_high", ANY, attr(f"{_CFG}:695", "epsilon_high", "eps_high"),
         Rule((_ACT + "clip_ratio_high",), _verl_eps_high, f"{_VC}actor/actor.yaml:42",
              "cispo_clip=\"trl\" 时写 eps_high − 1（verl 的上界是 1 + clip_ratio_high）")),
     Row("beta", ANY,
@@ -193,93 +179,99 @@ ROWS = (
         Rule((_ACT + "use_kl_loss", _ACT + "kl_loss_coef"),
              lambda c: {_ACT + "use_kl_loss": c.beta > 0, **({_ACT + "kl_loss_coef": c.beta} if c.beta else {})},
              f"{_VC}actor/actor.yaml:95")),
-    Row("kl_estimator", ("k1",), _none("TRL 只有 k3", f"{_TR}:3072"),
-        _const(f"{_ALG}:1879", {_ACT + "kl_loss_type": "kl"})),
-    Row("kl_estimator", ("k2",), _none("TRL 只有 k3", f"{_TR}:3072"),
-        _const(f"{_ALG}:1885", {_ACT + "kl_loss_type": "mse"})),
-    Row("kl_estimator", ("k3",), _const(f"{_TR}:3072", {}, "TRL 固定用 k3"),
-        _const(f"{_ALG}:1890", {_ACT + "kl_loss_type": "low_var_kl"})),
-    Row("dynamic_sampling", (False,), _const("", {}), _const("", {})),
-    Row("dynamic_sampling", (True,), _none("GRPOConfig 没有动态采样"),
-        _none("main_ppo 不过滤组：algorithm.filter_groups 只有 DAPO recipe 用", "verl/trainer/config/algorithm.py:611")),
-    Row("max_draws", ANY, _none("只对动态采样有用"), _none("只对动态采样有用")),
-    Row("gen_batch_scale", (1,), _const("", {}), _const("", {})),
-    Row("gen_batch_scale", ANY, _none("GRPOConfig 每一步采样的题就是训练的题"),
-        _none("main_ppo 的配置里没有 data.gen_batch_size（DAPO recipe 的键；ray_trainer.py:350 用 .get 读它）",
+    Row("kl_estimator", ("k1",), absent("TRL 只有 k3", f"{_TR}:3072"),
+        const(f"{_ALG}:1879", {_ACT + "kl_loss_type": "kl"})),
+    Row("kl_estimator", ("k2",), absent("TRL 只有 k3", f"{_TR}:3072"),
+        const(f"{_ALG}:1885", {_ACT + "kl_loss_type": "mse"})),
+    Row("kl_estimator", ("k3",), const(f"{_TR}:3072", {}, "TRL 固定用 k3"),
+        const(f"{_ALG}:1890", {_ACT + "kl_loss_type": "low_var_kl"})),
+    Row("dynamic_sampling", (False,), const("", {}), const("", {})),
+    Row("dynamic_sampling", (True,), absent("GRPOConfig 没有动态采样"),
+        absent("main_ppo 不过滤组：algorithm.filter_groups 只有 DAPO recipe 用", "verl/trainer/config/algorithm.py:611")),
+    Row("max_draws", ANY, absent("只对动态采样有用"), absent("只对动态采样有用")),
+    Row("gen_batch_scale", (1,), const("", {}), const("", {})),
+    Row("gen_batch_scale", ANY, absent("GRPOConfig 每一步采样的题就是训练的题"),
+        absent("main_ppo 的配置里没有 data.gen_batch_size（DAPO recipe 的键；ray_trainer.py:350 用 .get 读它）",
               "verl/trainer/ppo/ray_trainer.py:350")),
-    Row("reward", ("outcome",), _const("", {}, "奖励函数自己写（reward_funcs）"), _const("", {}, "奖励函数自己写")),
-    Row("reward", ("process", "procedure"), _none("TRL 的奖励是每份解答一个数", f"{_TR}:1614"),
-        _none("verl 的 GRPO 先把每个 token 的奖励加成一个数", f"{_ALG}:303")),
+    Row("reward", ("outcome",), const("", {}, "奖励函数自己写（reward_funcs）"), const("", {}, "奖励函数自己写")),
+    Row("reward", ("process", "procedure"), absent("TRL 的奖励是每份解答一个数", f"{_TR}:1614"),
+        absent("verl 的 GRPO 先把每个 token 的奖励加成一个数", f"{_ALG}:303")),
     Row("entropy_coef", ANY, Rule(("entropy_coef",), _trl_entropy, f"{_CFG}:866", "总是按 token 平均（grpo_trainer.py:3171）"),
-        _attr(f"{_VC}actor/actor.yaml:89", _ACT + "entropy_coeff", "entropy_coef")),
-    Row("temperature", ANY, _attr(f"{_CFG}:522", "temperature", "temperature"),
-        _attr(f"{_VC}rollout/rollout.yaml:11", _ROLL + "temperature", "temperature")),
-    Row("optimizer", ("sgd",), _const(f"{_TA}:127", {"optim": "sgd", "max_grad_norm": 0.0}, "不裁剪梯度，和玩具一样"),
-        _const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "SGD", **_WD})),
-    Row("optimizer", ("adam",), _const(f"{_TA}:118", {"optim": "adamw_torch", "max_grad_norm": 0.0},
+        attr(f"{_VC}actor/actor.yaml:89", _ACT + "entropy_coeff", "entropy_coef")),
+    Row("temperature", ANY, attr(f"{_CFG}:522", "temperature", "temperature"),
+        attr(f"{_VC}rollout/rollout.yaml:11", _ROLL + "temperature", "temperature")),
+    Row("optimizer", ("sgd",), const(f"{_TA}:127", {"optim": "sgd", "max_grad_norm": 0.0}, "不裁剪梯度，和玩具一样"),
+        const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "SGD", **_WD})),
+    Row("optimizer", ("adam",), const(f"{_TA}:118", {"optim": "adamw_torch", "max_grad_norm": 0.0},
                                        "weight_decay 默认 0，就是 Adam；不裁剪梯度"),
-        _const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "AdamW", **_WD}, "weight_decay = 0，就是 Adam")),
-    Row("seed", ANY, _attr(f"{_TA}:1293", "seed", "seed"),
-        _attr(f"{_VC}data/legacy_data.yaml:65", "data.seed", "seed", "选题的顺序")),
-    Row("policy_loss", ("ppo",), _const(f"{_TR}:3083", {}, "loss_type 由 loss_agg 决定"),
-        _const(f"{_ALG}:1159", {_ACT + "policy_loss.loss_mode": "vanilla"})),
-    Row("policy_loss", ("gspo",), _const(f"{_TR}:3057", {"importance_sampling_level": "sequence"}),
-        _const(f"{_ALG}:1253", {_ACT + "policy_loss.loss_mode": "gspo"})),
-    Row("policy_loss", ("cispo",), _const(f"{_TR}:3080", {"loss_type": "cispo"}),
-        _const(f"{_ALG}:1721", {_ACT + "policy_loss.loss_mode": "cispo"})),
-    Row("seq_eps_low", ANY, _attr(f"{_CFG}:683", "epsilon", "seq_eps_low"),
-        _attr(f"{_VC}actor/actor.yaml:39", _ACT + "clip_ratio_low", "seq_eps_low")),
-    Row("seq_eps_high", ANY, _attr(f"{_CFG}:695", "epsilon_high", "seq_eps_high"),
-        _attr(f"{_VC}actor/actor.yaml:42", _ACT + "clip_ratio_high", "seq_eps_high")),
-    Row("cispo_clip", ("verl",), _none("TRL 只从上面截，截在 epsilon_high 本身：换成 cispo_clip=\"trl\"", f"{_TR}:3081"),
-        _const(f"{_ALG}:1753", {})),
-    Row("cispo_clip", ("trl",), _const(f"{_TR}:3081", {}),
-        _const("examples/cispo_trainer/run_cispo_qwen2_5_0_5b_gsm8k.sh:13", {_ACT + "clip_ratio_low": 10.0},
+        const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "AdamW", **_WD}, "weight_decay = 0，就是 Adam")),
+    Row("seed", ANY, attr(f"{_TA}:1293", "seed", "seed"),
+        attr(f"{_VC}data/legacy_data.yaml:65", "data.seed", "seed", "选题的顺序")),
+    Row("policy_loss", ("ppo",), const(f"{_TR}:3083", {}, "loss_type 由 loss_agg 决定"),
+        Rule((_LM,), lambda c: {_LM: _verl_loss_mode(c)}, f"{_VC}actor/actor.yaml:61",
+             "is_level=\"sequence\" 时写 gspo（core_algos.py:1253，同一个公式；区间是 eps_low / eps_high）")),
+    Row("policy_loss", ("gspo",), const(f"{_TR}:3057", {"importance_sampling_level": "sequence"}),
+        const(f"{_ALG}:1253", {_LM: "gspo"})),
+    Row("policy_loss", ("cispo",), const(f"{_TR}:3080", {"loss_type": "cispo"}), const(f"{_ALG}:1721", {_LM: "cispo"})),
+    Row("policy_loss", ("sapo",), const(f"{_TR}:3092", {"loss_type": "sapo"}, "按解答平均（同 grpo）"),
+        const(f"{_ALG}:1329", {_LM: "sapo"}, "固定按 seq-mean-token-mean 聚合")),
+    Row("policy_loss", ("geo_mean",), absent("GRPOConfig 没有；TRL 另有实验性的 GMPOTrainer（epsilon 是 log 空间的界）",
+                                                     "trl/experimental/gmpo/gmpo_config.py:21"),
+        const(f"{_ALG}:1635", {_LM: "geo_mean"}, "不看 loss_agg_mode，对 B 份解答平均（core_algos.py:1707）")),
+    Row("policy_loss", ("gpg",), absent("TRL 没有 GPG"), const(f"{_ALG}:1414", {_LM: "gpg"})),
+    Row("policy_loss", ("clip_cov",), absent("TRL 没有 Clip-Cov"), const(f"{_ALG}:1450", {_LM: "clip_cov"})),
+    Row("policy_loss", ("kl_cov",), absent("TRL 没有 KL-Cov"), const(f"{_ALG}:1555", {_LM: "kl_cov"})),
+    Row("policy_loss", ("vespo",), const(f"{_TR}:3096", {"loss_type": "vespo"}, "按全局的 token 数平均（同 dapo）"),
+        absent("verl 没有 VESPO")),
+    Row("seq_eps_low", ANY, attr(f"{_CFG}:683", "epsilon", "seq_eps_low"),
+        attr(f"{_VC}actor/actor.yaml:39", _ACT + "clip_ratio_low", "seq_eps_low")),
+    Row("seq_eps_high", ANY, attr(f"{_CFG}:695", "epsilon_high", "seq_eps_high"),
+        attr(f"{_VC}actor/actor.yaml:42", _ACT + "clip_ratio_high", "seq_eps_high")),
+    Row("cispo_clip", ("verl",), absent("TRL 只从上面截，截在 epsilon_high 本身：换成 cispo_clip=\"trl\"", f"{_TR}:3081"),
+        const(f"{_ALG}:1753", {})),
+    Row("cispo_clip", ("trl",), const(f"{_TR}:3081", {}),
+        const("examples/cispo_trainer/run_cispo_qwen2_5_0_5b_gsm8k.sh:13", {_ACT + "clip_ratio_low": 10.0},
                "下界 1 − 10 < 0，等于不设下界（verl 的 CISPO 示例就这样写）")),
-    Row("clip_ratio_c", (None,), _const("", {}),
-        _const(f"{_ALG}:1229", {}, "没有开关：verl 的 vanilla 总带 dual-clip（c 默认 3；ρ < 3 时不起作用）")),
+    Row("clip_ratio_c", (None,), const("", {}),
+        const(f"{_ALG}:1229", {}, "没有开关：verl 的 vanilla 总带 dual-clip（c 默认 3；ρ < 3 时不起作用；gspo 没有）")),
     Row("clip_ratio_c", ANY, Rule(("delta",), _trl_delta, f"{_TR}:3087", "c > 1 + eps_high 时 TRL 的 delta 就是 c"),
-        _attr(f"{_VC}actor/actor.yaml:79", _ACT + "clip_ratio_c", "clip_ratio_c")),
-    Row("gamma", ANY, _none("GRPOConfig 没有 critic"), _attr(f"{_VC}ppo_trainer.yaml:75", _ALGO + "gamma", "gamma")),
-    Row("lam", ANY, _none("GRPOConfig 没有 critic"), _attr(f"{_VC}ppo_trainer.yaml:78", _ALGO + "lam", "lam")),
-    Row("critic_lr", ANY, _none("GRPOConfig 没有 critic"),
+        Rule((_ACT + "clip_ratio_c",), _verl_dual_clip, f"{_VC}actor/actor.yaml:79")),
+    Row("gamma", ANY, absent("GRPOConfig 没有折扣回报（没有 critic，也没有 REINFORCE++）"), attr(f"{_VC}ppo_trainer.yaml:75", _ALGO + "gamma", "gamma")),
+    Row("lam", ANY, absent("GRPOConfig 没有 critic"), attr(f"{_VC}ppo_trainer.yaml:78", _ALGO + "lam", "lam")),
+    Row("critic_lr", ANY, absent("GRPOConfig 没有 critic"),
         Rule(("critic.optim.lr", "critic.optim.weight_decay"),
              lambda c: {"critic.optim.lr": c.critic_lr, "critic.optim.weight_decay": 0.0},
              f"{_VC}critic/critic.yaml:19",
              "verl 的 critic 还会裁剪价值（critic.yaml:80，cliprange_value = 0.5），没有开关")),
-    Row("vf_coef", ANY, _none("GRPOConfig 没有 critic"),
+    Row("vf_coef", ANY, absent("GRPOConfig 没有 critic"),
         Rule((), lambda c: {} if c.vf_coef == 1 else "verl 的 critic 是单独的模型，价值损失没有系数", "",
              "系数 1 时一样")),
-    Row("on_short", ANY, _none("只对动态采样有用"), _none("只对动态采样有用（DAPO recipe 凑不满时报错）")),
-    Row("staleness", (0,), _const("", {}), _const("", {})),
-    Row("staleness", ANY, _none("GRPOTrainer 每批用当前的策略采样"),
-        _none("main_ppo 同步采样（异步在 verl/experimental/fully_async_policy）")),
-    Row("tis_cap", ANY,
-        Rule(("vllm_importance_sampling_mode", "vllm_importance_sampling_clip_max"),
-             lambda c: "TRL 的截断模式要一个上限" if c.tis_cap is None else
-             {"vllm_importance_sampling_mode": "token_truncate", "vllm_importance_sampling_clip_max": c.tis_cap},
-             f"{_CFG}:924", "只在 use_vllm=True 时起作用（修正 vLLM 和训练的概率之差）"),
-        Rule((_RC + "rollout_is", _RC + "rollout_is_threshold"),
-             lambda c: {_RC + "rollout_is": "token", _RC + "rollout_is_threshold": c.tis_cap},
-             f"{_VC}algorithm/rollout_correction.yaml:6")),
+    Row("on_short", ANY, absent("只对动态采样有用"), absent("只对动态采样有用（DAPO recipe 凑不满时报错）")),
+    Row("staleness", (0,), const("", {}), const("", {})),
+    Row("staleness", ANY, absent("GRPOTrainer 每批用当前的策略采样（异步在 trl/experimental/async_grpo）"),
+        absent("main_ppo 同步采样（异步在 verl/experimental/fully_async_policy）")),
+    *LOSS_ROWS,
 )
 """每个 RLConfig 选项（或取值）→ TRL 一格、verl 一格。同一个选项有几行时，第一行管到的取值算数。"""
 
+_CLIPPED = ("ppo", "cispo", "geo_mean", "clip_cov")
+"""用 eps_low / eps_high 裁剪的损失（clip=False 时不裁剪）。"""
 ACTIVE = {
     "scale_rewards": lambda c: c.advantage == "grpo",
     "std_eps": lambda c: c.advantage == "grpo" and c.scale_rewards != "none",
-    "clip": lambda c: c.policy_loss == "ppo",
+    "clip": lambda c: c.policy_loss in _CLIPPED,
     "clip_ratio_c": lambda c: c.policy_loss == "ppo",
-    "eps_low": lambda c: (c.policy_loss == "ppo" and c.clip) or (c.policy_loss == "cispo" and c.cispo_clip == "verl"),
-    "eps_high": lambda c: (c.policy_loss == "ppo" and c.clip) or c.policy_loss == "cispo",
+    "eps_low": lambda c: c.clip and c.policy_loss in _CLIPPED and (c.policy_loss != "cispo" or c.cispo_clip == "verl"),
+    "eps_high": lambda c: c.clip and c.policy_loss in _CLIPPED,
     "seq_eps_low": lambda c: c.policy_loss == "gspo",
     "seq_eps_high": lambda c: c.policy_loss == "gspo",
     "cispo_clip": lambda c: c.policy_loss == "cispo",
     "kl_estimator": lambda c: c.beta > 0,
     "max_draws": lambda c: c.dynamic_sampling,
     "on_short": lambda c: c.dynamic_sampling,
-    **dict.fromkeys(("gamma", "lam", "critic_lr", "vf_coef"), lambda c: c.advantage == "gae"),
-    "tis_cap": lambda c: c.staleness > 0,
+    "gamma": lambda c: c.advantage in ("gae", "reinforce_pp_no_baseline"),
+    **dict.fromkeys(("lam", "critic_lr", "vf_coef"), lambda c: c.advantage == "gae"),
+    **LOSS_ACTIVE,
 }
 """选项什么时候影响算法（不在表里的选项总是影响）。不影响时 to_trl / to_verl 跳过它。"""
 
@@ -318,7 +310,7 @@ def to_peer(config, peer, ignore=()):
         value, row = getattr(config, option), _row(option, getattr(config, option))
         if option in ignore or not ACTIVE.get(option, lambda c: True)(config):
             continue
-        rule = getattr(row, peer) if row else _none("对照表 peers.ROWS 里还没有这个选项")
+        rule = getattr(row, peer) if row else absent("对照表 peers.ROWS 里还没有这个选项")
         result = rule.note if rule.convert is None else rule.convert(config)
         if isinstance(result, str):
             missing.append((option, value, result))
