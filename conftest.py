@@ -20,14 +20,14 @@ _blas.pin_blas_kernel()
 
 def _background_modules(session):
     """
-    在后台先开始准备工作的测试文件（定义了 start_in_background，见 tests/background.py），越早开始的排在越前面。
+    有后台准备工作的测试文件（模块里的 BACKGROUND，见 tests/background.py），越早开始的（priority 大）排在越前面。
     只在一个进程跑测试时（make test 的默认）；pytest-xdist 的进程里是空的（每个进程各自就地准备）。
     """
     if os.environ.get("PYTEST_XDIST_WORKER") or session.config.getoption("numprocesses", None):
         return []
     modules = {id(m): m for m in (getattr(item, "module", None) for item in session.items)
-               if m is not None and hasattr(m, "start_in_background")}
-    return sorted(modules.values(), key=lambda m: -m.BACKGROUND_PRIORITY)
+               if m is not None and hasattr(m, "BACKGROUND")}
+    return sorted(modules.values(), key=lambda m: -m.BACKGROUND.priority)
 
 
 def pytest_collection_modifyitems(session, items):
@@ -50,5 +50,5 @@ def pytest_collection_modifyitems(session, items):
 def pytest_runtestloop(session):
     if not session.config.option.collectonly:
         for module in _background_modules(session):
-            module.start_in_background(session.config._tmp_path_factory)
+            module.BACKGROUND.start(session.config._tmp_path_factory)
     yield

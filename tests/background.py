@@ -2,35 +2,36 @@
 慢的准备工作在后台先开始：make test 只用一个进程，但 nbgrader 评分、构建课程网站、把 notebook 转成 HTML 大部分时间
 花在子进程里（或者在等死循环的超时），这段时间里别的测试可以照常运行。
 
-【怎么用】测试文件定义 start_in_background(tmp_path_factory) 和 BACKGROUND_PRIORITY（数越大越早开始）；
-    conftest.py 在运行任何测试之前调用它，并把这个文件的测试排到最后（越早开始的排得越后）。
-    文件自己的 fixture 用 Background.result() 等它做完：拿到结果，或者在测试里重新抛出它的异常（包括 pytest.skip）。
-    只跑这一个文件、或者用 pytest-xdist 的几个进程时，没有人调用 start_in_background，fixture 就地去做。
+【怎么用】测试文件写 BACKGROUND = Background(准备函数, 临时文件夹名, priority)，fixture 里 BACKGROUND.get(tmp_path_factory)。
+    conftest.py 在运行任何测试之前调用 BACKGROUND.start(...)（priority 越大越早开始），并把这个文件的测试排到最后
+    （越早开始的排得越后）。get 等它做完：拿到结果，或者在测试里重新抛出它的异常（包括 pytest.skip）。
+    只跑这一个文件、或者用 pytest-xdist 的几个进程时，没有人调用 start，get 就地去做。
 """
 
 import threading
 
 
 class Background:
-    """一件在后台线程里做的事：start(fn, *args) 开始，result() 等它做完，返回 fn 的结果或重新抛出它的异常。"""
+    """一件可以在后台线程里先做的准备工作：fn(临时文件夹) → 结果。"""
 
-    def __init__(self):
+    def __init__(self, fn, folder, priority):
+        self.fn, self.folder, self.priority = fn, folder, priority
         self.thread, self.value, self.error = None, None, None
 
-    @property
-    def started(self):
-        return self.thread is not None
-
-    def start(self, fn, *args):
+    def start(self, tmp_path_factory):
+        """在后台线程里开始 fn(新的临时文件夹)。"""
         def run():
             try:
-                self.value = fn(*args)
-            except BaseException as e:                # noqa: BLE001 —— 交给 result() 在测试里重新抛出
+                self.value = self.fn(tmp_path_factory.mktemp(self.folder))
+            except BaseException as e:                # noqa: BLE001 —— 交给 get() 在测试里重新抛出
                 self.error = e
-        self.thread = threading.Thread(target=run, name=getattr(fn, "__name__", "background"), daemon=True)
+        self.thread = threading.Thread(target=run, name=self.folder, daemon=True)
         self.thread.start()
 
-    def result(self):
+    def get(self, tmp_path_factory):
+        """结果：后台已经开始时等它做完（出错就重新抛出），没开始时就地做。"""
+        if self.thread is None:
+            return self.fn(tmp_path_factory.mktemp(self.folder))
         self.thread.join()
         if self.error is not None:
             raise self.error

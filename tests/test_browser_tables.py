@@ -30,13 +30,8 @@ def _convert(out):
     return out
 
 
-_HTML = Background()
-BACKGROUND_PRIORITY = 1
+BACKGROUND = Background(_convert, "tables", priority=1)
 """nbconvert 要好几秒（子进程）：在后台先开始（tests/background.py）。"""
-
-
-def start_in_background(tmp_path_factory):
-    _HTML.start(_convert, tmp_path_factory.mktemp("tables"))
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +44,7 @@ def open_page(tmp_path_factory):
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("没有安装 playwright（pip install playwright）")
-    out = _HTML.result() if _HTML.started else _convert(tmp_path_factory.mktemp("tables"))
+    out = BACKGROUND.get(tmp_path_factory)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
         try:

@@ -127,19 +127,13 @@ def _grade(root):
     return results, time.perf_counter() - start
 
 
-_GRADING = Background()
-BACKGROUND_PRIORITY = 3
-"""评分最慢：最先在后台开始，这个文件的测试排在最后（tests/background.py、conftest.py）。"""
-
-
-def start_in_background(tmp_path_factory):
-    """conftest.py 在运行测试之前调用：在后台线程里开始评分（大部分时间在等 nbgrader 的子进程和死循环的 60 秒超时）。"""
-    _GRADING.start(_grade, tmp_path_factory.mktemp("course"))
+BACKGROUND = Background(_grade, "course", priority=3)
+"""评分最慢（大部分时间在等 nbgrader 的子进程和死循环的 60 秒超时）：最先在后台开始，这个文件的测试排在最后。"""
 
 
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory):
-    return _GRADING.result() if _GRADING.started else _grade(tmp_path_factory.mktemp("course"))
+    return BACKGROUND.get(tmp_path_factory)
 
 
 def test_every_kind_of_submission_gets_its_score(graded, capsys):

@@ -51,19 +51,14 @@ def _build(out):
     return html
 
 
-_SITE = Background()
-BACKGROUND_PRIORITY = 2
+BACKGROUND = Background(_build, "site", priority=2)
 """构建网站要十几秒（jupyter-book 的子进程）：在后台先开始（tests/background.py）。"""
-
-
-def start_in_background(tmp_path_factory):
-    _SITE.start(_build, tmp_path_factory.mktemp("site"))
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     """网站构建到临时目录，返回 html 目录（后台已经开始构建时等它做完）。"""
-    return _SITE.result() if _SITE.started else _build(tmp_path_factory.mktemp("site"))
+    return BACKGROUND.get(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
