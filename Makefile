@@ -7,6 +7,7 @@
 #   make bench        tools/bench.py（引擎 / 地板 tools/floor.py、DAPO / GRPO、answer_probs 的用时；朴素循环 vs 引擎、各预设用时）、import toyllm 的用时和每个模块的行数（tools/bench_import.py）、面板重画用时
 #   make notebooks    由 notebooks/src/*.py 重新生成并运行讲课 notebook（tools/build_notebooks.py，jupytext + nbclient）
 #   make figures      重新计算讲义的图、表格和数字（tools/make_lecture_figures.py）
+#   make pretrain     维护者用：照配方重新训练三种大小的预训练小 transformer，写 toyllm/tinylm/weights/（tools/pretrain.py，约 12 分钟）
 #   make site         把讲义、notebook、作业学生版做成静态网站 site/_build/html/（离线构建，MathJax 在网站里）
 #   make voila        上课用：把作业的控制面板做成不显示代码的网页（Voilà），在浏览器里打开打印的网址
 #   make lock         依赖变了以后重新生成锁文件 constraints.txt（然后 make test）
@@ -39,7 +40,7 @@ export OPENBLAS_CORETYPE ?= Haswell
 endif
 comma := ,
 
-.PHONY: lab test demo homework grade bench notebooks figures venv clean-venv site voila lock test-latest test-min test-peers print-python-min
+.PHONY: lab test demo homework grade bench notebooks figures pretrain venv clean-venv site voila lock test-latest test-min test-peers print-python-min
 
 # 虚拟环境：每组 extras 一个标记文件（.venv/.stamp-notebook、.venv/.stamp-dev ……），所以 make lab 建的
 # 环境（只有 notebook）再 make test 时会补装 dev 的依赖。pyproject.toml 或锁文件比标记新、或者 .venv 里的
@@ -60,6 +61,10 @@ venv: $(STAMP)
 # make install-site、make install-voila ……：只安装某一组 extras（CI 用）
 install-%: $(VENV)/.stamp-%
 	@:
+
+# 预训练的权重：两个进程同时训练三种大小（BLAS 单线程、内核固定，数字和进程数无关），写权重和清单
+pretrain: $(STAMP)
+	$(VPY) tools/pretrain.py
 
 lab: $(VENV)/.stamp-notebook
 	@echo ">>> 正在启动 JupyterLab（Ctrl+C 退出）。浏览器一般会自动打开 notebooks/00_quickstart.ipynb；"

@@ -1,9 +1,9 @@
 """
-小 transformer（toyllm.tinylm）的基准：SFT 一步、RL 一次迭代各要多久，notebook 08 整体要多久；
+小 transformer（toyllm.tinylm）的基准：预训练网络的清单（每种大小的预训练用时、留出题准确率），SFT 一步、RL 一次迭代各要多久，notebook 08、09 整体要多久；
 两个种子上 SFT 前后、RL 前后的留出题准确率（贪心和采样）。
 
 【用法】（在仓库根目录）
-    .venv/bin/python tools/bench_tinylm.py                 # 种子 0 和 1，再执行一次 notebook 08
+    .venv/bin/python tools/bench_tinylm.py                 # 预训练网络的清单；种子 0 和 1；再执行一次 notebook 08、09
     .venv/bin/python tools/bench_tinylm.py --seeds 0 --no-notebook
     .venv/bin/python tools/bench_tinylm.py --cot           # 再加玩具的 1~2 步题：两种数的写法 × 每个种子（约 2 分钟）
 
@@ -91,7 +91,14 @@ def main(argv=None):
     kernel = blas_kernel()
     print(f"矩阵乘法：{kernel}" + ("" if kernel and kernel["内核"] == BLAS_CORETYPE else
                                  f"（不是 {BLAS_CORETYPE}：准确率和 notebook 08 不可比；用 make bench，或设 OPENBLAS_CORETYPE）"))
-    print(f"留出题准确率（200 道，贪心 / 采样 T = 1）：SFT {args.sft_steps} 步，GRPO {args.rl_iterations} 次迭代")
+    print("预训练的网络（make pretrain 记在清单里：CPU 时间、manifest 的 1,000 道留出题上的贪心准确率）：")
+    for name in tl.PRETRAINED:
+        info = tl.manifest(name)
+        t0 = time.perf_counter()
+        tl.pretrained(name)
+        print(f"  {name:<6}{info['n_params']:>9,} 个参数  预训练 {info['cpu_seconds']:6.0f} s  "
+              f"留出题贪心 {info['heldout']['greedy']:.3f}  （载入 {1e3 * (time.perf_counter() - t0):.0f} ms）")
+    print(f"\n留出题准确率（200 道，贪心 / 采样 T = 1）：SFT {args.sft_steps} 步，GRPO {args.rl_iterations} 次迭代")
     trained = None
     for seed in args.seeds:
         row, t_sft, t_rl, sft_model, train = run_seed(seed, args.sft_steps, args.rl_iterations)
@@ -120,10 +127,11 @@ def main(argv=None):
         import nbformat
 
         from tools.build_notebooks import execute
-        nb = nbformat.read(ROOT / "notebooks" / "08_tiny_transformer.ipynb", as_version=4)
-        t0 = time.perf_counter()
-        execute(nb, ROOT / "notebooks")
-        print(f"\nnotebook 08 执行一次（tools.build_notebooks.execute，含启动内核）：{time.perf_counter() - t0:.1f} s")
+        for path in sorted((ROOT / "notebooks").glob("0[89]_*.ipynb")):
+            nb = nbformat.read(path, as_version=4)
+            t0 = time.perf_counter()
+            execute(nb, ROOT / "notebooks")
+            print(f"\n{path.name} 执行一次（tools.build_notebooks.execute，含启动内核）：{time.perf_counter() - t0:.1f} s")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ PACKAGES = (
     Package("tqdm", "tqdm", ">=4.66", "运行", True),
     Package("packaging", "packaging", ">=23", "运行", True),
     Package("threadpoolctl", "threadpoolctl", ">=3.1", "运行", True),
+    Package("safetensors", "safetensors", ">=0.4", "运行", True),
     Package("jupyterlab", "jupyterlab", ">=4.2,<5", "notebook", True),
     Package("ipywidgets", "ipywidgets", ">=8.1,<9", "notebook", True),
     Package("ipykernel", "ipykernel", ">=6.29", "notebook", True),

@@ -9,6 +9,7 @@
             model.py     模型、带 KV 缓存的生成（采样、贪心解码）
             train.py     SFT，和 RL（损失的每一块都来自 toyllm.rl.losses，和玩具用同一批函数）
             analysis.py  准确率、pass@k，网络在玩具的多步题上错在哪里
+            pretraining.py 仓库里带的三种大小的预训练网络（safetensors 权重 + 清单），和训练它们的配方
     这里的名字都可以直接用：from toyllm import tinylm; tinylm.sft(...)，或 from toyllm.tinylm import TinyLM。
 【边界】字表之外的字符、d 不能被头数整除、空数据、放不进上下文的题，都在入口报中文的 ValueError。
 """
@@ -19,14 +20,15 @@ from ..optim import Adam
 from .analysis import accuracy, pass_at_k_curve, step_error_table, step_errors
 from .layers import attention, attention_backward, backward, forward, layer_norm, layer_norm_backward, mlp, mlp_backward
 from .model import TinyLM, generate, greedy
+from .pretraining import PRETRAINED, load_weights, manifest, pretrained, save_weights
 from .text import (END, OP_CHARS, VOCAB, WIDTH, Example, addition_examples, answer_of, decode, encode, problem_example,
                    read_number, step_values, write_number)
 from .train import (RL_COLUMNS, TINY_DEFAULTS, batch_tokens, dlogits_from_dlogp, rl_loss_grad, rl_train, sft,
                     tiny_config, token_logprobs)
 
-__all__ = ["Adam", "END", "Example", "OP_CHARS", "RL_COLUMNS", "TINY_DEFAULTS", "TinyLM",
+__all__ = ["Adam", "END", "Example", "OP_CHARS", "PRETRAINED", "RL_COLUMNS", "TINY_DEFAULTS", "TinyLM",
            "VOCAB", "accuracy", "addition_examples", "answer_of", "attention", "attention_backward", "backward",
            "batch_tokens", "decode", "dlogits_from_dlogp", "encode", "forward", "generate", "greedy", "layer_norm",
-           "layer_norm_backward", "log_softmax", "mlp", "mlp_backward", "one_blas_thread", "pass_at_k_curve",
-           "problem_example", "read_number", "rl_loss_grad", "rl_train", "sft", "step_error_table",
+           "layer_norm_backward", "load_weights", "log_softmax", "manifest", "mlp", "mlp_backward", "one_blas_thread", "pass_at_k_curve", "pretrained",
+           "problem_example", "read_number", "rl_loss_grad", "rl_train", "save_weights", "sft", "step_error_table",
            "step_errors", "step_values", "tiny_config", "token_logprobs", "WIDTH", "write_number"]

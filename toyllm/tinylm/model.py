@@ -2,7 +2,7 @@
 小 transformer 这个模型：参数、带 KV 缓存的生成（采样和贪心解码）。
 
 【思路】全部参数在一个字典 params 里（名字 → numpy 数组）；前向在 layers.forward。生成时一个位置一个位置地往前走，
-    每个位置的 K、V 只算一次（KV 缓存）。保存和读取是维护者的工具 tools/checkpoint.py 的 save_tinylm / load_tinylm。
+    每个位置的 K、V 只算一次（KV 缓存）。权重的保存和读取（safetensors）在 pretraining.py：save_weights / load_weights。
 """
 
 import math

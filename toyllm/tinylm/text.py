@@ -85,12 +85,13 @@ def read_number(text, reversed_digits=True):
     return int(text[::-1] if reversed_digits else text)
 
 
-def problem_example(problem, reversed_digits=True):
+def problem_example(problem, reversed_digits=True, values=None):
     """
     玩具的多步题写成文字，解答是一条思维链：每一步之后的值，用分号隔开。
 
     【参数】problem：toyllm.arithmetic.Problem；reversed_digits：True（默认，网络用的写法）时每个数补零到 4 位、
-        个位在前（见 write_number）；False 时是人读的写法
+        个位在前（见 write_number）；False 时是人读的写法；values：解答里写下的每一步的值（默认是正确的值；
+        给了就照它写，例如玩具采样的 Sample.values，可能有错；answer 仍是正确答案）
     【例子】Problem(37, (Step("mul", 12), Step("add", 458)), 902)
             → Example("7300*2100+8540=", "4440;2090$", 902, True)
             reversed_digits=False → Example("37*12+458=", "444;902$", 902)
@@ -102,8 +103,11 @@ def problem_example(problem, reversed_digits=True):
     def w(n):
         return write_number(n, reversed_digits)
 
+    values = problem.correct_values() if values is None else list(values)
+    if len(values) != len(problem.steps):
+        raise ValueError(f"values 要有 {len(problem.steps)} 个数（每一步一个），收到 {len(values)} 个")
     prompt = w(problem.start) + "".join(f"{OP_CHARS[s.op]}{w(s.operand)}" for s in problem.steps) + "="
-    return Example(prompt, ";".join(map(w, problem.correct_values())) + END, problem.answer, reversed_digits)
+    return Example(prompt, ";".join(map(w, values)) + END, problem.answer, reversed_digits)
 
 
 def step_values(completion, reversed_digits=False):

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import as_int
+from .._checks import as_choice, as_int
 from ..blas import one_blas_thread
 from ..history import History
 from ..logits import log_softmax
@@ -76,17 +76,37 @@ def _progress(total, desc, show):
 # =============================================================================
 # SFT
 # =============================================================================
+COSINE_FLOOR = 0.05
+"""schedule="cosine" 时学习率最后降到 lr 的几分之几。"""
+
+
+def lr_factor(it, steps, warmup=0, schedule="constant"):
+    """
+    第 it 步（1 … steps）的学习率是 lr 的几倍：前 warmup 步从 0 线性升到 1；schedule="cosine" 时再乘上余弦衰减
+    COSINE_FLOOR + (1 − COSINE_FLOOR) · (1 + cos(π · it / steps)) / 2（最后一步是 COSINE_FLOOR）。
+
+    【例子】lr_factor(50, 1000, warmup=100) → 0.5；lr_factor(1000, 1000, schedule="cosine") → 0.05
+    """
+    f = min(1.0, it / warmup) if warmup else 1.0
+    if schedule == "cosine":
+        f *= COSINE_FLOOR + (1 - COSINE_FLOOR) * 0.5 * (1 + math.cos(math.pi * it / steps))
+    return f
+
+
 @one_blas_thread
-def sft(model, examples, steps=300, batch_size=64, lr=3e-3, seed=0, heldout=None, eval_every=50, progress=False):
+def sft(model, examples, steps=300, batch_size=64, lr=3e-3, seed=0, heldout=None, eval_every=50, progress=False,
+        warmup=0, schedule="constant", callback=None):
     """
     监督微调（teacher forcing）：最小化解答里每个字的交叉熵 −log π(o_t | o_<t) 的平均。
 
     【思路】∂loss/∂log π(o_t) = −1/N（N 是这一批解答的字数），交给 dlogits_from_dlogp，再 backward、Adam。
     【参数】model：TinyLM（原地训练）；examples：Example 的列表；steps：更新次数；batch_size：每批几道题；
         lr：Adam 的学习率；seed：选题的随机种子；heldout：留出题（给了就每 eval_every 步记一次贪心准确率）；
-        progress：是否显示 tqdm 进度条
+        progress：是否显示 tqdm 进度条；warmup：学习率预热的步数；schedule："constant"（默认，学习率不变）或
+        "cosine"（余弦衰减，见 lr_factor）；callback：每步更新以后调用 callback(it, model)，返回 True 就提前停下
+        （预训练用它在第 50 步记下参数的指纹，见 pretrained.py）
     【返回】History（列 iteration、loss、greedy；没有评估的行 greedy 是 NaN）
-    【例子】hist = sft(model, train, steps=300, heldout=test[:200])
+    【例子】hist = sft(model, train, steps=300, heldout=test[:200])；sft(model, train, 5000, warmup=200, schedule="cosine")
     """
     check_model(model)
     examples = check_examples("examples", examples, model.context)
@@ -95,12 +115,18 @@ def sft(model, examples, steps=300, batch_size=64, lr=3e-3, seed=0, heldout=None
     steps = as_int("steps", steps, low=0)
     batch_size = as_int("batch_size", batch_size, low=1)
     eval_every = as_int("eval_every", eval_every, low=1)
+    warmup = as_int("warmup", warmup, low=0)
+    schedule = as_choice("schedule", schedule, ("constant", "cosine"))
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback 必须是函数 callback(it, model) 或 None，收到 {type(callback).__name__}")
     rng = np.random.default_rng(as_int("seed", seed, low=0))
     opt = Adam(model.params, lr)
-    hist = History(["iteration", "loss", "greedy"], meta={"algorithm": "SFT", "seed": seed, "lr": lr},
-                   headers={"greedy": "贪心准确率"})
+    hist = History(["iteration", "loss", "greedy"], meta={"algorithm": "SFT", "seed": seed, "lr": lr, "warmup": warmup,
+                                                          "schedule": schedule}, headers={"greedy": "贪心准确率"})
     with _progress(steps, "SFT", progress) as bar:
         for it in range(1, steps + 1):
+            if warmup or schedule != "constant":
+                opt.lr = lr * lr_factor(it, steps, warmup, schedule)
             batch = [examples[i] for i in rng.integers(0, len(examples), batch_size)]
             x, y, m = batch_tokens(model, [e.prompt for e in batch], [e.target for e in batch])
             logp, lp, cache = token_logprobs(model, x, y)
@@ -111,6 +137,8 @@ def sft(model, examples, steps=300, batch_size=64, lr=3e-3, seed=0, heldout=None
             acc = accuracy(model, heldout) if heldout is not None and (it % eval_every == 0 or it == steps) else math.nan
             hist.append({"iteration": it, "loss": loss, "greedy": acc})
             bar.update()
+            if callback is not None and callback(it, model):
+                break
     return hist
 
 
