@@ -49,6 +49,8 @@ def pytest_collection_modifyitems(session, items):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtestloop(session):
     if not session.config.option.collectonly:
+        factory = session.config._tmp_path_factory
+        factory.getbasetemp()       # 先在主线程里建好临时文件夹的根：几个线程同时第一次调用时会各建一个（mktemp 随后报错）
         for module in _background_modules(session):
-            module.BACKGROUND.start(session.config._tmp_path_factory)
+            module.BACKGROUND.start(factory)
     yield

@@ -30,7 +30,8 @@ LAYERS = [
     ("小 transformer：题目写成文字", ["tinylm.text"]),
     ("小 transformer：各层（前向和反向）", ["tinylm.layers"]),
     ("小 transformer：模型、生成、保存", ["tinylm.model"]),
-    ("小 transformer：训练、分析", ["tinylm.analysis", "tinylm.train", "tinylm"]),
+    ("小 transformer：训练、分析", ["tinylm.analysis", "tinylm.train"]),
+    ("小 transformer：预训练的网络（配方、权重文件）、包的入口", ["tinylm.pretraining", "tinylm"]),
     ("界面、作业、入口", ["dashboard", "widgets", "homework", "homework.framework", "homework.hw1", "homework.hw2", "homework.hw3",
                          "__main__", ""]),
 ]
