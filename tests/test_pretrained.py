@@ -215,3 +215,19 @@ def test_training_solutions_come_from_the_toy_teacher(examples):
     """训练题的解答是老师 ToyLLM(teacher) 采样写的：大部分对，也有错（网络要学的是老师的分布）。"""
     right = np.mean([tl.answer_of(e.target, True) == e.answer for e in examples[:5000]])
     assert 0.8 < right < 0.99
+
+
+def test_the_wheel_ships_the_weights(tmp_path):
+    """pip install（不是 -e）装的包里也有权重和清单：wheel 里有 weights/ 的每个文件。"""
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(root),
+                    "-w", str(tmp_path)], check=True, cwd=tmp_path)
+    (wheel,) = tmp_path.glob("toyllm-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in SIZES:
+        info = tl.manifest(name)
+        assert {f"toyllm/tinylm/weights/{info['file']}", f"toyllm/tinylm/weights/{name}.json"} <= names
