@@ -223,8 +223,12 @@ def test_the_wheel_ships_the_weights(tmp_path):
     import sys
     import zipfile
     from pathlib import Path
-    root = Path(__file__).resolve().parents[1]
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(root),
+    import shutil
+    root, src = Path(__file__).resolve().parents[1], tmp_path / "src"
+    shutil.copytree(root / "toyllm", src / "toyllm", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, src / name)            # 在副本里构建：setuptools 的 build/ 不落在仓库里
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", str(src),
                     "-w", str(tmp_path)], check=True, cwd=tmp_path)
     (wheel,) = tmp_path.glob("toyllm-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
