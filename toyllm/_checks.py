@@ -15,6 +15,9 @@ import numpy as np
 
 def as_int(name, value, low=None, high=None):
     """检查 value 是整数（可以是 numpy 整数，不能是 bool 或 float），并返回 Python int。"""
+    if type(value) is int:                        # 最常见的情况，先走捷径（bool 的 type 是 bool，不会走到这里）
+        _check_range(name, value, low, high)
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} 必须是整数，收到 {value!r}（类型 {type(value).__name__}）")
     value = int(value)

@@ -75,8 +75,9 @@ def training_examples():
         values = teacher.generate(problem, rng).values
         while not all(0 <= v < 10 ** WIDTH for v in values):
             values = teacher.generate(problem, rng).values
-        if problem_example(problem).prompt not in held:
-            examples.append(problem_example(problem, values=values))
+        example = problem_example(problem, values=values)
+        if example.prompt not in held:
+            examples.append(example)
     return examples
 
 
