@@ -468,6 +468,24 @@ def test_network_claims_use_the_script_setup_and_the_verdict_rule(numbers):
     assert [r["loss_agg"] for r in net["length"]["rows"]] == net["setup"]["aggs"]
 
 
+def test_network_prose_agrees_with_the_numbers(numbers):
+    """§10.4 表格下面的几句话：和 numbers.json["network"] 一致。"""
+    net = numbers["network"]
+    g, pk, ch, le = net["grpo"], net["passk"], net["clip_higher"], net["length"]
+    # GRPO 提高采样 pass@1 超过 3 个标准误，贪心准确率却下降
+    assert g["verdict"] == "成立" and g["greedy_rl"] < g["greedy_base"]
+    # pass@k 在 k = 1 和 2 之间交叉，k ≥ 2 时基座的点估计都更高；k = 64 上分不出
+    assert pk["rows"][0]["diff"] < 0 < min(r["diff"] for r in pk["rows"][1:]) and pk["first_k_base_ahead"] == 2
+    assert pk["verdict"] == "这个大小上分不出"
+    # clip-higher：每个种子上熵都更低；熵在训练中上升；上界裁剪很少
+    low, high = ch["rows"]
+    assert all(b < a for a, b in zip(low["by_seed"], high["by_seed"]))
+    assert min(low["entropy_last"], high["entropy_last"]) > ch["entropy_first"]
+    assert max(low["clip_high"], high["clip_high"]) < 0.01
+    assert le["verdict"] == "这个大小上分不出"
+    assert "在 $k = 1$ 和 $k = 2$ 之间就交叉了" in _text(L06) and "贪心解码的准确率却下降了" in _text(L06)
+
+
 @pytest.mark.slow
 def test_network_fresh_problems_and_base_evaluation_are_reproduced(numbers):
     """重跑 compute() 里便宜的一部分（约一分钟）：新题、base 在前 500 道新题上的采样评估、玩具的 KL，和 numbers.json 比较。"""
