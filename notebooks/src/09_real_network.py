@@ -23,7 +23,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from toyllm import tinylm as tl
 from toyllm.arithmetic import make_problem_set
@@ -271,14 +271,24 @@ print(f"错的解答的长度变化之差（seq-mean-token-mean − seq-mean-tok
 # %% [markdown]
 # ## 8. 玩具和网络，一张表
 #
-# 下表就是讲义 §10.4 里的那张（由 `tools/network_claims.py` 的 `render_network` 从 numbers.json 排出；
-# `tests/test_lectures.py` 检查讲义里的表和 numbers.json 一致）。玩具一列读 numbers.json 里玩具的数，写明出处；
-# 玩具的数多是精确值，标准误是 0。下一格从讲义里读出这张表并显示。
+# 讲义 §10.4 有一张完整的表（由 `tools/network_claims.py` 的 `render_network` 从 numbers.json 排出；
+# `tests/test_lectures.py` 检查讲义里的表和 numbers.json 一致）。玩具的判定读 numbers.json 里玩具的数，写明出处；
+# 玩具的数多是精确值，标准误是 0。
+#
+# 下一格从讲义里读出那张表，排成一张短表：每个说法，网络的差 ± 标准误和判定，玩具的判定；表下面逐条打印玩具判定的依据。
 
 # %%
 lecture = Path("../lectures/lecture06_scaling_rl.md").read_text(encoding="utf-8")
 block = lecture.split("<!-- generated:network -->\n")[1].split("<!-- /generated:network -->")[0]
-display(Markdown(block))
+cells = [line.split(" | ") for line in block.splitlines() if line.startswith("| ") and not line.startswith("| 说法")]
+diffs = [" / ".join(f"{x['diff']:+.4f} ± {x['se']:.4f}" for x in sc["steps"])] + \
+        [f"{c['diff']:+.4f} ± {c['se']:.4f}" for c in (g, pk, ch, kl, net["length"])]
+names = ["1. 越大越好", "2. GRPO 提高 pass@1", "3. 大 k 时基座反超", "4. clip-higher 让熵更高", "5. β 减少漂移",
+         "6. 按解答平均让错的更长"]
+display(Table(["说法", "网络：差 ± 标准误", "网络的判定", "玩具的判定"],
+              [[n, d, row[2], row[3]] for n, d, row in zip(names, diffs, cells)]))
+for n, row in zip(names, cells):
+    print(f"{n}　玩具的依据：{row[4].rstrip(' |')}")
 
 # %% [markdown]
 # ## 小结
