@@ -174,6 +174,9 @@ def compute(setup=SETUP, log=print):
     fresh, drawn = fresh_examples(setup, log)
     train_set = rl_examples(setup)
     out["fresh_drawn"] = drawn
+    one_step = [sum(";" not in e.target for e in ex) / len(ex)         # 1 步题的比例：新题 vs 清单的留出题
+                for ex in (fresh, [tl.problem_example(p) for p in pretraining.heldout_problems()])]
+    out["one_step_share"] = {"fresh": _r(one_step[0]), "heldout": _r(one_step[1])}
     done("problems", t)
 
     # ---- 1. 规模 ----
@@ -394,7 +397,8 @@ def render_network(numbers):
     ]
     lines = [f"网络：仓库带的预训练网络（`toyllm.tinylm.pretrained`），RL 都从 base 开始，`tiny_config(...)`、"
              f"{s['iterations']} 次迭代。新题：种子 {s['fresh']['seed']} 的 {s['fresh']['count']} 道 1~2 步题"
-             f"（不在预训练的训练题、留出题和 RL 训练题里）。说法 1–3 每道题采样 {s['n']} 份（T = 1），标准误在题之间算"
+             f"（不在预训练的训练题、留出题和 RL 训练题里；1 步题的算式不多，几乎都在训练题里，所以新题里 1 步题只占 "
+             f"{net['one_step_share']['fresh']:.0%}，清单的留出题里占 {net['one_step_share']['heldout']:.0%}）。说法 1–3 每道题采样 {s['n']} 份（T = 1），标准误在题之间算"
              f"（两个模型的差用配对的标准误）；说法 4–6 每个设置 {len(s['seeds'])} 个种子，标准误在种子之间算。"
              "判定：预期方向上的差 > 3 个标准误为\"成立\"，反方向 > 3 个标准误为\"不成立\"，否则\"这个大小上分不出\"。"
              f"脚本 `tools/network_claims.py` 一共用了 {net['seconds']['total'] / 60:.1f} 分钟。", "",

@@ -66,10 +66,14 @@ Table(["网络", "d", "参数个数", "留出题贪心准确率", "最后的训�
 
 # %% [markdown]
 # **新题。** 下面的评估都在新题上做：种子不同（不是训练题的 1，也不是留出题的 12345），
-# 去掉和预训练的训练题、留出题、RL 训练题一样的算式。下一格打印它的设置，和为了凑满抽了几道。
+# 去掉和预训练的训练题、留出题、RL 训练题一样的算式。下一格打印它的设置、为了凑满抽了几道，
+# 以及 1 步题占多少。1 步题的算式不多，几乎都已经在 60 万道训练题里；去掉它们以后，新题大多是 2 步题。
+# 所以同一个网络在新题上的贪心准确率，比清单里留出题上的低一些（最后一行）。
 
 # %%
 print("新题：", setup["fresh"], f"（抽了 {net['fresh_drawn']} 道才凑满）")
+print(f"1 步题的比例：新题 {net['one_step_share']['fresh']:.1%}，清单的留出题 {net['one_step_share']['heldout']:.1%}")
+print(f"base 的贪心准确率：新题 {net['scaling']['rows'][1]['greedy']:.3f}，留出题 {tl.manifest('base')['heldout']['greedy']:.3f}")
 print("RL 训练题：", setup["rl_train"])
 print(f"说法 1–3：每道新题采样 {setup['n']} 份；说法 4–6：{len(setup['seeds'])} 个种子，每次训练后在前 "
       f"{setup['small_eval']['problems']} 道新题上各采样 {setup['small_eval']['n']} 份")
