@@ -6,7 +6,7 @@
 #   make grade        教师用：在临时文件夹里用 nbgrader 生成作业、自动评分、生成反馈、导出成绩，打印分数表、待手工评分的问答和 CSV
 #   make bench        tools/bench.py（引擎 / 地板 tools/floor.py、DAPO / GRPO、answer_probs 的用时；朴素循环 vs 引擎、各预设用时）、import toyllm 的用时和每个模块的行数（tools/bench_import.py）、面板重画用时
 #   make notebooks    由 notebooks/src/*.py 重新生成并运行讲课 notebook（tools/build_notebooks.py，jupytext + nbclient）
-#   make figures      重新计算讲义的图、表格和数字（tools/make_lecture_figures.py）
+#   make figures      重新计算讲义的图、表格和数字（tools/make_lecture_figures.py；真网络上的说法 tools/network_claims.py，约 10 分钟）
 #   make pretrain     维护者用：照配方重新训练三种大小的预训练小 transformer，写 toyllm/tinylm/weights/（tools/pretrain.py，约 12 分钟）
 #   make site         把讲义、notebook、作业学生版做成静态网站 site/_build/html/（离线构建，MathJax 在网站里）
 #   make voila        上课用：把作业的控制面板做成不显示代码的网页（Voilà），在浏览器里打开打印的网址
@@ -107,6 +107,7 @@ notebooks: $(STAMP)
 
 figures: $(STAMP)
 	$(VPY) tools/make_lecture_figures.py
+	$(VPY) tools/network_claims.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from toyllm import ToyLLM, TrainableLLM, make_problem_set, pass_at_k
-from toyllm.estimators import Estimate, choose_ratio, estimate_mean, make_estimate, sampling_stderr
+from toyllm.estimators import VERDICTS, Estimate, choose_ratio, estimate_mean, make_estimate, sampling_stderr, verdict
 from toyllm.evaluation import (SampleSet, best_of_k, best_of_k_from_verdicts, best_of_n, default_ks, draw_samples,
                                maj_at_k, maj_vote, mean_best_worst, pass_at_k_sampled, verify)
 from toyllm.experiments import compare_exact_sampled, evaluate_sampled, inference_curves
@@ -31,6 +31,19 @@ def problems():
 # -----------------------------------------------------------------------------
 # 纯函数：手工数据
 # -----------------------------------------------------------------------------
+def test_verdict_three_standard_errors():
+    """判定（notebook 09、讲义 §10.4）：差 > 3 个标准误成立，< −3 个不成立，中间分不出；边界上分不出。"""
+    assert verdict(0.0139, 0.0037) == "成立"
+    assert verdict(-0.0139, 0.0037) == "不成立"
+    assert verdict(0.0100, 0.0037) == verdict(-0.0100, 0.0037) == "这个大小上分不出"
+    assert verdict(0.3, 0.1) == verdict(-0.3, 0.1) == "这个大小上分不出"      # 正好 3 个标准误：不算
+    assert verdict(1e-12, 0) == "成立" and verdict(0, 0) == "这个大小上分不出"   # 精确值（标准误 0）
+    assert verdict(0.02, 0.01, z=1.96) == "成立" and verdict(0.02, 0.01) == "这个大小上分不出"
+    assert set(VERDICTS) == {"成立", "不成立", "这个大小上分不出"}
+    with pytest.raises(ValueError, match="stderr"):
+        verdict(0.1, -0.01)
+
+
 def test_maj_vote_hand_made():
     assert maj_vote([5, 7, 7, 5, 3]) == 5            # 平票：5 先出现
     assert maj_vote([7, 5, 5, 7, 3]) == 7

@@ -35,7 +35,8 @@ NUMBERS = LECTURES / "figures" / "numbers.json"
 SCRIPT = ROOT / "tools" / "make_lecture_figures.py"
 
 NOTEBOOKS = ("00_quickstart", "01_toyllm_recap", "02_gradient", "03_sft_star", "04_evaluation",
-             "05_policy_gradient_grpo", "06_ppo_kl_dapo", "06b_critic_gspo_cispo", "07_scaling", "08_tiny_transformer")
+             "05_policy_gradient_grpo", "06_ppo_kl_dapo", "06b_critic_gspo_cispo", "07_scaling", "08_tiny_transformer",
+             "09_real_network")
 HOMEWORK = ("hw1_gradient", "hw2_sft_eval", "hw3_grpo")      # 学生版在 notebooks/homework/release/hwN/
 
 
@@ -411,7 +412,8 @@ def test_numbers_json_is_reproduced_by_the_script(numbers):
     script = load_script()
     fresh, _ = script.compute()
     fresh = json.loads(json.dumps(fresh))
-    _assert_close_tree(fresh, numbers, "numbers")
+    assert set(numbers) - set(fresh) == {"network"}           # 真网络的说法由 tools/network_claims.py 算，见下
+    _assert_close_tree(fresh, {k: numbers[k] for k in fresh}, "numbers")
 
 
 def _assert_close_tree(a, b, where):
@@ -427,3 +429,78 @@ def _assert_close_tree(a, b, where):
         assert math.isclose(a, b, rel_tol=1e-9, abs_tol=2e-6), f"{where}：重新计算得 {a}，numbers.json 是 {b}"
     else:
         assert a == b, f"{where}：重新计算得 {a!r}，numbers.json 是 {b!r}"
+
+
+# =============================================================================
+# 真网络上的说法（§10.4，notebook 09）：numbers.json 的 "network"，由 tools/network_claims.py 算
+# =============================================================================
+CLAIMS = ROOT / "tools" / "network_claims.py"
+
+
+def load_claims():
+    spec = importlib.util.spec_from_file_location("network_claims", CLAIMS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_network_claims_use_the_script_setup_and_the_verdict_rule(numbers):
+    """存下的数用的是脚本现在的设置；每个判定都等于 verdict(差, 标准误)；差和表里的数对得上。"""
+    from toyllm import tinylm
+    from toyllm.estimators import verdict
+    net, claims = numbers["network"], load_claims()
+    assert net["setup"] == json.loads(json.dumps(claims.SETUP))
+    for key in ("grpo", "passk", "clip_higher", "kl", "length"):
+        assert net[key]["verdict"] == verdict(net[key]["diff"], net[key]["se"]), key
+    steps = net["scaling"]["steps"]
+    assert [s["verdict"] for s in steps] == [verdict(s["diff"], s["se"]) for s in steps]
+    assert [r["name"] for r in net["scaling"]["rows"]] == list(tinylm.PRETRAINED)
+    g = net["grpo"]
+    assert abs(g["rl"]["value"] - g["base"]["value"] - g["diff"]) < 2e-6
+    assert g["base"] == net["scaling"]["rows"][1]["pass1"]                  # 同一批样本（base，种子 0）
+    rows = net["passk"]["rows"]
+    assert [r["k"] for r in rows] == list(range(1, net["setup"]["n"] + 1))
+    assert (rows[-1]["diff"], rows[-1]["se"]) == (net["passk"]["diff"], net["passk"]["se"])
+    assert abs(rows[0]["rl"] - g["rl"]["value"]) < 2e-6 and abs(rows[0]["base"] - g["base"]["value"]) < 2e-6
+    assert all(abs(r["base"] - r["rl"] - r["diff"]) < 3e-6 for r in rows)
+    assert [r["eps_high"] for r in net["clip_higher"]["rows"]] == net["setup"]["clip"]["eps_high"]
+    assert [r["beta"] for r in net["kl"]["rows"]] == net["setup"]["betas"]
+    assert [r["loss_agg"] for r in net["length"]["rows"]] == net["setup"]["aggs"]
+
+
+def test_network_prose_agrees_with_the_numbers(numbers):
+    """§10.4 表格下面的几句话：和 numbers.json["network"] 一致。"""
+    from toyllm import tinylm
+    net = numbers["network"]
+    g, pk, ch, le = net["grpo"], net["passk"], net["clip_higher"], net["length"]
+    # GRPO 提高采样 pass@1 超过 3 个标准误，贪心准确率却下降
+    assert g["verdict"] == "成立" and g["greedy_rl"] < g["greedy_base"]
+    # pass@k 在 k = 1 和 2 之间交叉，k ≥ 2 时基座的点估计都更高；k = 64 上分不出
+    assert pk["rows"][0]["diff"] < 0 < min(r["diff"] for r in pk["rows"][1:]) and pk["first_k_base_ahead"] == 2
+    assert pk["verdict"] == "这个大小上分不出"
+    # 新题里 1 步题少得多，base 在新题上的贪心准确率比清单的留出题低（notebook 09 第 1 节）
+    assert net["one_step_share"]["fresh"] < net["one_step_share"]["heldout"]
+    assert net["scaling"]["rows"][1]["greedy"] < tinylm.manifest("base")["heldout"]["greedy"]
+    # clip-higher：每个种子上熵都更低；熵在训练中上升；上界裁剪很少
+    low, high = ch["rows"]
+    assert all(b < a for a, b in zip(low["by_seed"], high["by_seed"]))
+    assert min(low["entropy_last"], high["entropy_last"]) > ch["entropy_first"]
+    assert max(low["clip_high"], high["clip_high"]) < 0.01
+    assert le["verdict"] == "这个大小上分不出"
+    assert "在 $k = 1$ 和 $k = 2$ 之间就交叉了" in _text(L06) and "贪心解码的准确率却下降了" in _text(L06)
+
+
+@pytest.mark.slow
+def test_network_fresh_problems_and_base_evaluation_are_reproduced(numbers):
+    """重跑 compute() 里便宜的一部分（约一分钟）：新题、base 在前 500 道新题上的采样评估、玩具的 KL，和 numbers.json 比较。"""
+    from toyllm import tinylm
+    claims, net = load_claims(), numbers["network"]
+    fresh, drawn = claims.fresh_examples(log=lambda *a: None)
+    assert drawn == net["fresh_drawn"] and len(fresh) == net["setup"]["fresh"]["count"]
+    assert math.isclose(sum(";" not in e.target for e in fresh) / len(fresh), net["one_step_share"]["fresh"], abs_tol=1e-9)
+    ev = net["setup"]["small_eval"]
+    c, lengths, _ = claims.sample(tinylm.pretrained(), fresh[:ev["problems"]], ev["n"], seed=1)
+    assert math.isclose(c.mean(), net["kl"]["base_pass1"], abs_tol=2e-6)
+    assert math.isclose(lengths.mean(), net["length"]["base_len_all"], abs_tol=2e-6)
+    assert math.isclose(lengths[c == 0].mean(), net["length"]["base_len_wrong"], abs_tol=2e-6)
+    _assert_close_tree(json.loads(json.dumps(claims.toy_kl(net["setup"]["betas"]))), net["toy_kl"], "network.toy_kl")

@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 LECTURE_NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
 EXPECTED = ["00_quickstart", "01_toyllm_recap", "02_gradient", "03_sft_star", "04_evaluation",
-            "05_policy_gradient_grpo", "06_ppo_kl_dapo", "06b_critic_gspo_cispo", "07_scaling", "08_tiny_transformer"]
+            "05_policy_gradient_grpo", "06_ppo_kl_dapo", "06b_critic_gspo_cispo", "07_scaling", "08_tiny_transformer",
+            "09_real_network"]
 
 
 def _cells(path):

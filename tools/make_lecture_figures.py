@@ -13,6 +13,7 @@
     .venv/bin/python tools/make_lecture_figures.py            # 重新计算，写图、numbers.json、讲义里的表格
     .venv/bin/python tools/make_lecture_figures.py --check    # 只检查讲义、numbers.json 是否和重新计算的一致
     .venv/bin/python tools/make_lecture_figures.py --no-figures   # 只更新数字和表格，不画图
+    numbers.json 的 "network"（真网络上的说法，讲义 §10.4）由 tools/network_claims.py 算，这里不重算、原样保留。
 """
 
 import argparse
@@ -264,6 +265,9 @@ def render_blocks(numbers):
     lines += ["", f"k = 1, 2, 4, …, 256 中，\"基座 − GRPO\" 的最大值是 {y['max_base_minus_rl']:.1e}。"]
     blocks["yue"] = "\n".join(lines)
     blocks["peers"] = render_peers()
+    if "network" in numbers:                           # 真网络上的说法（§10.4）：tools/network_claims.py 算的
+        from tools.network_claims import render_network
+        blocks["network"] = render_network(numbers)
     return blocks
 
 
@@ -410,6 +414,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     numbers, data = compute()
+    if NUMBERS.is_file():                              # "network" 由 tools/network_claims.py 算（十几分钟），这里原样保留
+        old = json.loads(NUMBERS.read_text(encoding="utf-8"))
+        numbers.update({k: old[k] for k in ("network",) if k in old})
     blocks = render_blocks(numbers)
     text_json = json.dumps(numbers, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
     if args.check:

@@ -178,3 +178,22 @@ def sampling_stderr(correct):
     P, n = correct.shape
     p = correct.mean(axis=1)
     return math.sqrt(float((p * (1 - p) / (n - 1)).sum())) / P
+
+
+VERDICTS = ("成立", "不成立", "这个大小上分不出")
+"""verdict 的三种结果。"""
+
+
+def verdict(diff, stderr, z=3.0):
+    """
+    一个说法的判定：diff 是说法预期为正的那个差（例如 RL 之后的 pass@1 − 之前的），stderr 是它的标准误。
+
+    【思路】差比 z 个标准误还大，才算量出来了：diff > z · stderr → "成立"；diff < −z · stderr → "不成立"（反方向）；
+        否则 "这个大小上分不出"（这么多题、这么多种子还不够分辨）。
+    【参数】diff：实数；stderr：≥ 0 的标准误（0 表示精确值，没有抽样误差）；z：几个标准误（默认 3）
+    【返回】VERDICTS 之一
+    【边界】diff = 0 且 stderr = 0 时是 "这个大小上分不出"（精确地相等）。
+    【例子】verdict(0.014, 0.0037) → "成立"；verdict(-0.02, 0.005) → "不成立"；verdict(0.01, 0.005) → "这个大小上分不出"
+    """
+    diff, stderr, z = as_real("diff", diff), as_real("stderr", stderr, low=0.0), as_real("z", z, low=0.0)
+    return VERDICTS[0] if diff > z * stderr else VERDICTS[1] if diff < -z * stderr else VERDICTS[2]
