@@ -1,0 +1,174 @@
+"""
+来源表 lectures/sources.md：关于 verl、TRL、CS336 和论文的每一句话都指向表里的一行（issue 26）。
+
+【核对什么】
+    · 表的每一行格式对：编号唯一；"用在"的文件存在，而且真的带着这个编号；出处是固定 commit 的文件和行号、
+      论文和章节，或者带日期的网页；原文不空；
+    · 反过来：讲义、notebook 源文件、作业源文件的文字单元格和 toyllm 的说明（docstring）里出现的编号都在表里，
+      而且那个文件登记在那一行的"用在"里；
+    · 提到 verl、TRL、CS336、arXiv、"论文"、"et al." 的每一句话都带着编号（标题、代码、参考文献列表除外；
+      只是提到名字、不是说法的句子列在 MENTIONS 里，各有理由）。
+    原文是否真的在出处写的那几行：tools/check_sources.py（要有 verl、TRL、CS336 仓库的本地副本，CI 里没有）。
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "lectures" / "sources.md"
+MARK = re.compile(r"\[(S\d{3})\]")
+"""句子里的编号：讲义和 notebook 里是链接 [S101](sources.md#S101)，说明里是 [S101]。"""
+CLAIM = re.compile(r"(?<![A-Za-z0-9_./-])(?:verl|TRL)(?![A-Za-z0-9_])|CS336|arXiv|论文|et al\.")
+"""说到 verl、TRL、CS336 或论文的句子。"""
+REPOS = {"verl": "b178a3cd", "TRL": "f2cd5771", "CS336": "eb2c562"}
+"""允许的仓库和它们固定的 commit（tools/check_sources.py 用同样的表）。"""
+SOURCE = re.compile(
+    r"(?P<repo>verl|TRL|CS336)@(?P<commit>[0-9a-f]{7,8}):(?P<path>[\w./-]+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?"
+    r"|arXiv:\d{4}\.\d{4,5}(?:v\d)? (?:§[\w.]+|表 \d+|图 \d+|算法 \d+|附录 [\w.]+|式 \(\d+\)|摘要)"
+    r"|<https?://[^>\s]+>（\d{4}-\d{2}-\d{2} 查阅）")
+"""一个出处：仓库@commit:文件#L行、arXiv 编号加章节（或表、图、算法、附录、式、摘要）、网址加查阅日期。"""
+
+MENTIONS = {
+    # (文件, 句子里的一段): 理由。只是提到名字、不是关于它们怎么做的说法。
+}
+
+
+# =============================================================================
+# 读表
+# =============================================================================
+def _cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def read_table():
+    """sources.md 的行：{编号: {"claim", "used", "sources", "quote", "line"}}。"""
+    rows = {}
+    for number, line in enumerate(TABLE.read_text(encoding="utf-8").splitlines(), 1):
+        m = re.match(r'\|\s*<a id="(S\d{3})"></a>(S\d{3})\s*\|', line)
+        if not m:
+            assert not re.match(r"\|\s*S\d{3}\s*\|", line), f"sources.md 第 {number} 行：编号要写成 <a id=\"S…\"></a>S…"
+            continue
+        cells = _cells(line)
+        assert len(cells) == 5, f"sources.md 第 {number} 行应有 5 列，实际 {len(cells)} 列"
+        assert m.group(1) == m.group(2), f"sources.md 第 {number} 行：锚点 {m.group(1)} 和编号 {m.group(2)} 不同"
+        assert m.group(1) not in rows, f"sources.md 第 {number} 行：编号 {m.group(1)} 重复"
+        used = re.findall(r"`([^`]+)`", cells[2])
+        rows[m.group(1)] = {"claim": cells[1], "used": used, "sources": cells[3], "quote": cells[4], "line": number}
+    return rows
+
+
+ROWS = read_table()
+
+
+# =============================================================================
+# 读文字：讲义、notebook 的文字单元格、toyllm 的说明
+# =============================================================================
+def _markdown_of_source(path):
+    """jupytext percent 格式的源文件里，markdown 单元格的文字（去掉行首的 "# "）。"""
+    text, cells, current = path.read_text(encoding="utf-8"), [], None
+    for line in text.splitlines():
+        if line.startswith("# %%"):
+            current = [] if "[markdown]" in line else None
+            if current is not None:
+                cells.append(current)
+            continue
+        if current is not None:
+            current.append(line[2:] if line.startswith("# ") else line.lstrip("#"))
+    return "\n\n".join("\n".join(c) for c in cells)
+
+
+def _docstrings(path):
+    """一个模块里所有的说明：模块、类、函数的 docstring，字段后面的字符串（属性说明），
+    和 RLConfig 选项的说明（_option(...) 里的字符串，拼进 RLConfig 的 docstring 和命令行帮助）。"""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [node.value.value for node in ast.walk(tree)
+             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_option":
+            found += [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    return "\n\n".join(found)
+
+
+def texts():
+    """{相对路径: 要检查的文字}。"""
+    out = {}
+    for path in sorted((ROOT / "lectures").glob("*.md")):
+        if path != TABLE:
+            text = path.read_text(encoding="utf-8")
+            out[path.relative_to(ROOT).as_posix()] = re.split(r"^## \d+\. 参考文献", text, flags=re.M)[0]
+    for folder in ("notebooks/src", "notebooks/homework/src"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            out[path.relative_to(ROOT).as_posix()] = _markdown_of_source(path)
+    for path in sorted((ROOT / "toyllm").rglob("*.py")):
+        out[path.relative_to(ROOT).as_posix()] = _docstrings(path)
+    return out
+
+
+TEXTS = texts()
+
+
+def sentences(text):
+    """把文字切成句子：去掉代码块和标题；表格一行一句；段落、列表项分开；段落里按 。！？ 切。"""
+    text = re.sub(r"```.*?```", "\n\n", text, flags=re.S)
+    units = []
+    for para in re.split(r"\n\s*\n", text):
+        for item in re.split(r"\n(?=\s*(?:[-*·]\s|\d+\.\s|\|))", para):
+            if re.match(r"\s*#", item) or re.match(r"\s*\|[-:| ]+\|\s*$", item):
+                continue
+            if item.lstrip().startswith("|"):
+                units.append(item.strip())
+                continue
+            units.extend(s.strip() for s in re.split(r"(?<=[。！？])", item) if s.strip())
+    return units
+
+
+# =============================================================================
+# 测试
+# =============================================================================
+def test_table_has_rows_with_valid_sources():
+    assert ROWS, "来源表是空的"
+    for key, row in ROWS.items():
+        where = f"sources.md 第 {row['line']} 行（{key}）"
+        assert row["claim"] and row["quote"], f"{where}：说法和原文不能空"
+        assert row["used"], f"{where}：\"用在\"至少写一个文件（用反引号括起来）"
+        found = list(SOURCE.finditer(row["sources"]))
+        assert found, f"{where}：出处的格式不对：{row['sources']!r}"
+        for m in found:
+            if m.group("repo"):
+                assert REPOS[m.group("repo")].startswith(m.group("commit")) or \
+                    m.group("commit").startswith(REPOS[m.group("repo")]), \
+                    f"{where}：{m.group('repo')} 的 commit 应是 {REPOS[m.group('repo')]}，写的是 {m.group('commit')}"
+
+
+@pytest.mark.parametrize("key", sorted(ROWS))
+def test_every_used_at_place_exists_and_carries_the_mark(key):
+    for rel in ROWS[key]["used"]:
+        path = ROOT / rel
+        assert path.is_file(), f"{key} 的\"用在\"写着 {rel}，这个文件不存在"
+        assert key in MARK.findall(TEXTS.get(rel, "")), f"{key} 的\"用在\"写着 {rel}，但它的文字里没有 [{key}]"
+
+
+def test_every_mark_is_a_row_that_lists_its_file():
+    for rel, text in TEXTS.items():
+        for key in MARK.findall(text):
+            assert key in ROWS, f"{rel} 里的 [{key}] 不在来源表里"
+            assert rel in ROWS[key]["used"], f"{rel} 里有 [{key}]，但来源表那一行的\"用在\"没有写 {rel}"
+
+
+def test_mentions_are_still_there():
+    """MENTIONS 里的每一段都还在它的文件里（改了文字以后别留下过时的豁免）。"""
+    for (rel, fragment), reason in MENTIONS.items():
+        assert reason, f"{rel} 的豁免 {fragment!r} 没写理由"
+        assert fragment in TEXTS.get(rel, ""), f"MENTIONS 里 {rel} 的 {fragment!r} 已经不在文件里了，删掉这一项"
+
+
+@pytest.mark.parametrize("rel", sorted(TEXTS))
+def test_every_claim_about_a_peer_or_paper_points_to_a_row(rel):
+    exempt = [fragment for (where, fragment) in MENTIONS if where == rel]
+    missing = [s for s in sentences(TEXTS[rel])
+               if CLAIM.search(s) and not MARK.search(s) and not any(f in s for f in exempt)]
+    assert not missing, (f"{rel} 里有 {len(missing)} 句说到 verl / TRL / CS336 / 论文、却没有来源编号：\n"
+                         + "\n".join(f"  · {s[:160]}" for s in missing))
