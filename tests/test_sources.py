@@ -12,55 +12,28 @@
 """
 
 import ast
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from tools import check_sources
+
 ROOT = Path(__file__).resolve().parent.parent
-TABLE = ROOT / "lectures" / "sources.md"
+TABLE = check_sources.TABLE
 MARK = re.compile(r"\[(S\d{3})\]")
 """句子里的编号：讲义和 notebook 里是链接 [S101](sources.md#S101)，说明里是 [S101]。"""
 CLAIM = re.compile(r"(?<![A-Za-z0-9_./-])(?:verl|TRL)(?![A-Za-z0-9_])|CS336|arXiv|论文|et al\.")
 """说到 verl、TRL、CS336 或论文的句子。"""
-REPOS = {"verl": "b178a3cd", "TRL": "f2cd5771", "CS336": "eb2c562"}
-"""允许的仓库和它们固定的 commit（tools/check_sources.py 用同样的表）。"""
-SOURCE = re.compile(
-    r"(?P<repo>verl|TRL|CS336)@(?P<commit>[0-9a-f]{7,8}):(?P<path>[\w./-]+)#L(?P<start>\d+)(?:-L(?P<end>\d+))?"
-    r"|arXiv:\d{4}\.\d{4,5}(?:v\d)? (?:§[\w.]+|表 \d+|图 \d+|算法 \d+|附录 [\w.]+|式 \(\d+\)|摘要)"
-    r"|<https?://[^>\s]+>（\d{4}-\d{2}-\d{2} 查阅）")
-"""一个出处：仓库@commit:文件#L行、arXiv 编号加章节（或表、图、算法、附录、式、摘要）、网址加查阅日期。"""
-
 MENTIONS = {
     # (文件, 句子里的一段): 理由。只是提到名字、不是关于它们怎么做的说法。
 }
 
 
-# =============================================================================
-# 读表
-# =============================================================================
-def _cells(line):
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def read_table():
-    """sources.md 的行：{编号: {"claim", "used", "sources", "quote", "line"}}。"""
-    rows = {}
-    for number, line in enumerate(TABLE.read_text(encoding="utf-8").splitlines(), 1):
-        m = re.match(r'\|\s*<a id="(S\d{3})"></a>(S\d{3})\s*\|', line)
-        if not m:
-            assert not re.match(r"\|\s*S\d{3}\s*\|", line), f"sources.md 第 {number} 行：编号要写成 <a id=\"S…\"></a>S…"
-            continue
-        cells = _cells(line)
-        assert len(cells) == 5, f"sources.md 第 {number} 行应有 5 列，实际 {len(cells)} 列"
-        assert m.group(1) == m.group(2), f"sources.md 第 {number} 行：锚点 {m.group(1)} 和编号 {m.group(2)} 不同"
-        assert m.group(1) not in rows, f"sources.md 第 {number} 行：编号 {m.group(1)} 重复"
-        used = re.findall(r"`([^`]+)`", cells[2])
-        rows[m.group(1)] = {"claim": cells[1], "used": used, "sources": cells[3], "quote": cells[4], "line": number}
-    return rows
-
-
-ROWS = read_table()
+ROWS = check_sources.read_table()
+STORED = json.loads(check_sources.LINES.read_text(encoding="utf-8")) if check_sources.LINES.exists() else {}
+"""tools/check_sources.py --write 从 verl、TRL、CS336 的固定 commit 里取出的、来源表引用的行。"""
 
 
 # =============================================================================
@@ -132,15 +105,32 @@ def test_table_has_rows_with_valid_sources():
     assert ROWS, "来源表是空的"
     for key, row in ROWS.items():
         where = f"sources.md 第 {row['line']} 行（{key}）"
+        assert not row["problems"], f"{where}：{row['problems']}"
         assert row["claim"] and row["quote"], f"{where}：说法和原文不能空"
         assert row["used"], f"{where}：\"用在\"至少写一个文件（用反引号括起来）"
-        found = list(SOURCE.finditer(row["sources"]))
+        found = list(check_sources.SOURCE.finditer(row["sources"]))
         assert found, f"{where}：出处的格式不对：{row['sources']!r}"
         for m in found:
             if m.group("repo"):
-                assert REPOS[m.group("repo")].startswith(m.group("commit")) or \
-                    m.group("commit").startswith(REPOS[m.group("repo")]), \
-                    f"{where}：{m.group('repo')} 的 commit 应是 {REPOS[m.group('repo')]}，写的是 {m.group('commit')}"
+                pinned = check_sources.REPOS[m.group("repo")][1]
+                assert pinned.startswith(m.group("commit")), \
+                    f"{where}：{m.group('repo')} 的 commit 应是 {pinned[:8]}，写的是 {m.group('commit')}"
+
+
+def test_every_quote_is_in_the_lines_it_cites():
+    """原文出现在引用的行附近（行由 tools/check_sources.py --write 从固定 commit 取出，存在 tests/data/source_lines.json）。"""
+    problems = check_sources.problems_of(ROWS, STORED)
+    assert not problems, "\n".join(f"{k}：{p}" for k, p in problems)
+
+
+def test_quote_matching_is_not_trivial():
+    """核对原文的函数会说"不在"：换一个字、顺序颠倒都找不到。"""
+    stored = "def agg_loss(loss_mat, loss_mask):\n    seq_mask = (torch.sum(loss_mask, dim=-1) > 0).float()"
+    assert check_sources.quote_found("`seq_mask = (torch.sum(loss_mask, dim=-1) > 0)`", stored)
+    assert check_sources.quote_found("def agg_loss(…seq_mask", stored)
+    assert not check_sources.quote_found("seq_mask … def agg_loss", stored)
+    assert not check_sources.quote_found("seq_mask = (torch.mean", stored)
+    assert not check_sources.quote_found("``", stored)
 
 
 @pytest.mark.parametrize("key", sorted(ROWS))
