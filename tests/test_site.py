@@ -31,9 +31,9 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_MS = 60_000
 # 目录（左边栏）里应当出现的页面，按上课顺序；每一项是标题的开头
-TOC_ORDER = ["课程主页", "第 1 讲回顾", "第 6 讲", "00 ·", "01 ·", "02 ·", "03 ·", "04 ·", "05 ·", "06 ·", "06b ·", "07 ·", "08 ·", "09 ·",
+TOC_ORDER = ["课程主页", "第 1 讲回顾", "第 6 讲", "来源表", "00 ·", "01 ·", "02 ·", "03 ·", "04 ·", "05 ·", "06 ·", "06b ·", "07 ·", "08 ·", "09 ·",
              "作业一", "作业二", "作业三"]
-PAGES = ["site/index.html", "lectures/lecture01_toy_llm.html", "lectures/lecture06_scaling_rl.html",
+PAGES = ["site/index.html", "lectures/lecture01_toy_llm.html", "lectures/lecture06_scaling_rl.html", "lectures/sources.html",
          *[f"notebooks/{p.stem}.html" for p in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))],
          *[f"notebooks/homework/release/{p.parent.name}/{p.stem}.html"
            for p in sorted((ROOT / "notebooks" / "homework" / "release").glob("*/*.ipynb"))]]
@@ -102,6 +102,19 @@ def test_internal_links_point_at_pages_that_exist(site):
     lecture = (site / "lectures" / "lecture06_scaling_rl.html").read_text(encoding="utf-8")
     assert 'href="../notebooks/04_evaluation.html"' in lecture, "讲义里到 notebook 的链接应当变成网站里的页面"
     assert ".ipynb\"" not in lecture
+
+
+def test_source_numbers_link_to_their_row(site):
+    """讲义和 notebook 里的来源编号 [S101] 链接到来源表那一行的锚点（site/_ext/source_anchors.py）。"""
+    anchors = set(re.findall(r'<a id="(S\d{3})">', (site / "lectures" / "sources.html").read_text(encoding="utf-8")))
+    assert anchors, "来源表的网页上没有 S 编号的锚点"
+    linked, broken = 0, []
+    for page in PAGES:
+        for target in re.findall(r'href="[^"#]*sources\.html#(S\d{3})"', (site / page).read_text(encoding="utf-8")):
+            linked += 1
+            if target not in anchors:
+                broken.append(f"{page} → {target}")
+    assert linked > 0 and not broken, f"链接了 {linked} 次；没有锚点的：{broken}"
 
 
 def test_every_page_offline_formulas_images_toc(server):
