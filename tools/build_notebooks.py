@@ -169,7 +169,9 @@ def normalise(nb, drop_widget_views=False):
 
     【思路】notebook 元数据只留 kernelspec 和 language_info（去掉 Python 版本号）；单元格元数据去掉运行时间；
         图片输出去掉 needs_background；文字输出里的本机信息换成占位符（scrub）；连续的同一种输出流合成一段。
-    【参数】drop_widget_views：是否丢掉小部件的显示输出（没有保存状态的小部件打开时只会显示 "model not found"）
+    【参数】drop_widget_views：是否丢掉小部件的显示输出（没有保存状态的小部件打开时只会显示 "model not found"）。
+        不丢时 model_id 换成空字符串：JupyterLab 遇到空的 model_id 就不显示它（例如 tqdm 的进度条），
+        model_id 每次运行都不同，换掉以后文件逐字节相同；nbval 本来就不比较这一项，只比较 text/plain
     """
     info = {k: v for k, v in nb["metadata"].get("language_info", {}).items() if k != "version"}
     nb["metadata"] = {"kernelspec": nb["metadata"].get("kernelspec", dict(KERNELSPEC)), "language_info": info}
@@ -183,6 +185,8 @@ def normalise(nb, drop_widget_views=False):
             data = out.get("data", {})
             if drop_widget_views and WIDGET_VIEW in data:
                 continue
+            if WIDGET_VIEW in data:                 # 状态不保存：空的 model_id 让 JupyterLab 把它藏起来，文件也逐字节相同
+                data[WIDGET_VIEW] = {**data[WIDGET_VIEW], "model_id": ""}
             if "metadata" in out:
                 out["metadata"].pop("needs_background", None)
             for mime in [m for m in data if m.startswith("text/")]:

@@ -266,6 +266,7 @@ def compute(setup=SETUP, log=print):
                   "clip_high": _r(np.mean([np.mean(runs[(("clip", eh), s)]["hist"]["clip_high"])
                                            for s in setup["seeds"]]))} for eh in cl["eps_high"]],
         "dapo": {"entropy_last": _r(np.mean(dapo)), "se": _r(_se(dapo))},
+        # 只是第一个种子第 1 次迭代的熵（一批 16 道题，种子之间差很多）；看熵升还是降用 curves，见 entropy_start
         "entropy_first": _r(runs[(("clip", cl["eps_high"][0]), setup["seeds"][0])]["hist"]["entropy"][0]),
         "curves": curves, **_claim(d.mean(), _se(d))}
     done("clip_higher", t)
@@ -363,6 +364,11 @@ def _pm(d, key="value", se="se", nd=4):
     return f"{d[key]:.{nd}f} ± {d[se]:.{nd}f}"
 
 
+def entropy_start(clip_higher, last, eps_high):
+    """clip-higher 的一个设置：前 last 次迭代的熵（几个种子平均的曲线再对迭代平均），和最后 last 次比看熵升还是降。"""
+    return float(np.mean(clip_higher["curves"][str(eps_high)][:last]))
+
+
 def render_network(numbers):
     """讲义 §10.4 的生成块：每个说法一行，网络量到的数 ± 标准误、判定，玩具的判定和出处。"""
     net = numbers["network"]
@@ -378,6 +384,7 @@ def render_network(numbers):
         cross += (f"，k = {sig[0]} … {sig[-1]} 中有 {len(sig)} 个 k 领先超过 3 个标准误"
                   "（逐个 k 看出来的，不是事先定的检验）")
     eh0, eh1 = ch["rows"]
+    start0, start1 = (entropy_start(ch, s["clip"]["last"], eh) for eh in s["clip"]["eps_high"])
     b0, b1 = kl["rows"][0], kl["rows"][-1]
     a0, a1 = le["rows"]
     rows = [
@@ -385,13 +392,16 @@ def render_network(numbers):
          + "、".join(f"{x['diff']:+.4f} ± {x['se']:.4f}" for x in sc["steps"]), sc["verdict"], "scaling"),
         ("2. GRPO 提高 pass@1", f"{_pm(g['base'])} → {_pm(g['rl'])}，差 {g['diff']:+.4f} ± {g['se']:.4f}"
          f"（训练 {g['seconds']:.1f} s；贪心 {g['greedy_base']:.3f} → {g['greedy_rl']:.3f}）", g["verdict"], "grpo"),
-        ("3. 大 k 时基座追上、反超 RL（Yue et al.）", f"k = {last['k']}：基座 − RL = {last['diff']:+.4f} ± {last['se']:.4f}；"
+        ("3. 大 k 时基座追上、反超 RL（Yue et al. [S400](sources.md#S400)）", f"k = {last['k']}：基座 − RL = {last['diff']:+.4f} ± {last['se']:.4f}；"
          f"{cross}", pk["verdict"], "passk"),
-        ("4. clip-higher（ε_high = 0.28）让熵更高", f"最后 {s['clip']['last']} 次迭代的熵：ε_high = 0.2 {_pm(eh0, 'entropy_last')}，"
-         f"0.28 {_pm(eh1, 'entropy_last')}；差 {ch['diff']:+.4f} ± {ch['se']:.4f}", ch["verdict"], "clip_higher"),
+        ("4. clip-higher（ε_high = 0.28）让熵更高（DAPO [S402](sources.md#S402)）",
+         f"最后 {s['clip']['last']} 次迭代的熵：ε_high = 0.2 {_pm(eh0, 'entropy_last')}，"
+         f"0.28 {_pm(eh1, 'entropy_last')}；差 {ch['diff']:+.4f} ± {ch['se']:.4f}；前 {s['clip']['last']} 次迭代的熵"
+         f"（{len(s['seeds'])} 个种子平均）{start0:.4f} / {start1:.4f}；上界裁剪的 token 比例 "
+         f"{eh0['clip_high']:.2%} / {eh1['clip_high']:.2%}", ch["verdict"], "clip_higher"),
         ("5. KL 惩罚 β 减少离开基座的漂移", f"到基座的精确 KL（nats / token）：β = {b0['beta']:g} {_pm(b0, 'kl', 'kl_se')}，"
          f"β = {b1['beta']:g} {_pm(b1, 'kl', 'kl_se')}；pass@1 {b0['pass1']:.4f} / {b1['pass1']:.4f}", kl["verdict"], "kl"),
-        ("6. 按解答平均（seq-mean）让错的解答变长（Dr. GRPO）", f"错的解答的平均长度（token）：基座 {le['base_len_wrong']:.2f}，"
+        ("6. 按解答平均（seq-mean）让错的解答变长（Dr. GRPO [S403](sources.md#S403)）", f"错的解答的平均长度（token）：基座 {le['base_len_wrong']:.2f}，"
          f"{a0['loss_agg']} {_pm(a0, 'len_wrong', 'len_wrong_se', 3)}，{a1['loss_agg']} {_pm(a1, 'len_wrong', 'len_wrong_se', 3)}；"
          f"变化之差 {le['diff']:+.3f} ± {le['se']:.3f}", le["verdict"], "length"),
     ]

@@ -60,9 +60,10 @@ def label(ax, xlabel, ylabel, title=None):
 # 下表读每个网络的清单（`tl.manifest`）：参数个数、留出题（1,000 道）上的贪心准确率、训练结束时的损失。
 
 # %%
+mans = {name: tl.manifest(name) for name in tl.PRETRAINED}
 Table(["网络", "d", "参数个数", "留出题贪心准确率", "最后的训练损失"],
-      [[name, tl.manifest(name)["config"]["d"], tl.manifest(name)["n_params"], tl.manifest(name)["heldout"]["greedy"],
-        tl.manifest(name)["final_loss"]] for name in tl.PRETRAINED], digits=4)
+      [[name, m["config"]["d"], m["n_params"], m["heldout"]["greedy"], m["final_loss"]]
+       for name, m in mans.items()], digits=4)
 
 # %% [markdown]
 # **新题。** 下面的评估都在新题上做：种子不同（不是训练题的 1，也不是留出题的 12345），
@@ -72,11 +73,14 @@ Table(["网络", "d", "参数个数", "留出题贪心准确率", "最后的训�
 
 # %%
 print("新题：", setup["fresh"], f"（抽了 {net['fresh_drawn']} 道才凑满）")
-print(f"1 步题的比例：新题 {net['one_step_share']['fresh']:.1%}，清单的留出题 {net['one_step_share']['heldout']:.1%}")
-print(f"base 的贪心准确率：新题 {net['scaling']['rows'][1]['greedy']:.3f}，留出题 {tl.manifest('base')['heldout']['greedy']:.3f}")
+share = net["one_step_share"]
+print(f"1 步题的比例：新题 {share['fresh']:.1%}，清单的留出题 {share['heldout']:.1%}")
+print(f"base 的贪心准确率：新题 {net['scaling']['rows'][1]['greedy']:.3f}，"
+      f"留出题 {tl.manifest('base')['heldout']['greedy']:.3f}")
 print("RL 训练题：", setup["rl_train"])
-print(f"说法 1–3：每道新题采样 {setup['n']} 份；说法 4–6：{len(setup['seeds'])} 个种子，每次训练后在前 "
-      f"{setup['small_eval']['problems']} 道新题上各采样 {setup['small_eval']['n']} 份")
+print(f"说法 1–3：每道新题采样 {setup['n']} 份；说法 4–6：{len(setup['seeds'])} 个种子，"
+      f"每次训练后在前 {setup['small_eval']['problems']} 道新题上"
+      f"各采样 {setup['small_eval']['n']} 份")
 
 # %% [markdown]
 # ## 判定的规则
@@ -110,8 +114,8 @@ for d, se in [(0.014, 0.0037), (-0.02, 0.005), (0.01, 0.005)]:
 # %%
 # NBVAL_IGNORE_OUTPUT
 s = setup["rl_train"]
-rl_train_set = [tl.problem_example(p) for p in make_problem_set(random.Random(s["seed"]), s["count"], s["min_steps"],
-                                                                 s["max_steps"])]
+rl_problems = make_problem_set(random.Random(s["seed"]), s["count"], s["min_steps"], s["max_steps"])
+rl_train_set = [tl.problem_example(p) for p in rl_problems]
 model = tl.pretrained()
 start = time.perf_counter()
 hist = tl.rl_train(model, rl_train_set, tl.tiny_config("grpo", iterations=setup["iterations"]))
@@ -126,7 +130,8 @@ assert np.allclose(hist["reward"], net["grpo"]["reward"], rtol=0, atol=1e-6)
 assert np.allclose(hist["entropy"], net["grpo"]["entropy"], rtol=0, atol=1e-6)
 print(f"和 numbers.json 一致：{len(hist['reward'])} 次迭代的奖励和熵")
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-for ax, col, name in zip(axes, ("reward", "entropy"), ("这一批的奖励（采样 pass@1）", "熵（nats / token）")):
+names = ("这一批的奖励（采样 pass@1）", "熵（nats / token）")
+for ax, col, name in zip(axes, ("reward", "entropy"), names):
     ax.plot(hist["iteration"], hist[col], lw=1)
     label(ax, "迭代次数", name)
 fig.suptitle("GRPO，从预训练的 base 开始")
@@ -140,7 +145,8 @@ plt.show()
 # %%
 g = net["grpo"]
 print(f"采样 pass@1：训练前 {pm(g['base'])}，训练后 {pm(g['rl'])}")
-print(f"差 {g['diff']:+.4f} ± {g['se']:.4f}（配对，{g['diff'] / g['se']:+.1f} 个标准误）→ {verdict(g['diff'], g['se'])}")
+print(f"差 {g['diff']:+.4f} ± {g['se']:.4f}（配对，{g['diff'] / g['se']:+.1f} 个标准误）"
+      f"→ {verdict(g['diff'], g['se'])}")
 print(f"贪心准确率：训练前 {g['greedy_base']:.3f}，训练后 {g['greedy_rl']:.3f}")
 assert verdict(g["diff"], g["se"]) == g["verdict"]
 
@@ -154,11 +160,13 @@ assert verdict(g["diff"], g["se"]) == g["verdict"]
 sc = net["scaling"]
 ks = [1, 8, 64]
 Table(["网络", "参数个数", "贪心准确率"] + [f"pass@{k}" for k in ks],
-      [[r["name"], r["n_params"], r["greedy"]] + [pm(r[f"pass{k}"]) for k in ks] for r in sc["rows"]], digits=4)
+      [[r["name"], r["n_params"], r["greedy"]] + [pm(r[f"pass{k}"]) for k in ks]
+       for r in sc["rows"]], digits=4)
 
 # %%
 Table(["从", "到", "pass@1 的差", "标准误", "判定"],
-      [[s["from"], s["to"], s["diff"], s["se"], verdict(s["diff"], s["se"])] for s in sc["steps"]], digits=4)
+      [[s["from"], s["to"], s["diff"], s["se"], verdict(s["diff"], s["se"])] for s in sc["steps"]],
+      digits=4)
 
 # %% [markdown]
 # 图：横轴是参数个数（对数），每条线一个 $k$。看线是不是都往右上走，以及 $k$ 大时线是不是更平（大 $k$ 时小网络也常能采到对的）。
@@ -167,8 +175,9 @@ Table(["从", "到", "pass@1 的差", "标准误", "判定"],
 fig, ax = plt.subplots(figsize=(6, 3.8))
 params = [r["n_params"] for r in sc["rows"]]
 for k in (1, 4, 16, 64):
-    ax.errorbar(params, [r[f"pass{k}"]["value"] for r in sc["rows"]], yerr=[r[f"pass{k}"]["se"] for r in sc["rows"]],
-                marker="o", capsize=3, label=f"pass@{k}")
+    ax.errorbar(params, [r[f"pass{k}"]["value"] for r in sc["rows"]],
+                yerr=[r[f"pass{k}"]["se"] for r in sc["rows"]], marker="o", capsize=3,
+                label=f"pass@{k}")
 ax.set_xscale("log")
 label(ax, "参数个数", "新题上的 pass@k", "三个预训练网络：pass@k 随参数个数（误差线 ±1 个标准误）")
 fig.tight_layout()
@@ -178,7 +187,8 @@ plt.show()
 # ## 4. 大 k 时基座会反超 RL 吗？（Yue et al. 2025）
 #
 # 同样 1,000 道题、每题 64 份：基座和第 2 节训练后的模型，$k = 1 \dots 64$ 的 pass@k。
-# 说法是"$k$ 大时基座追上、甚至超过 RL"，所以看的差是 **基座 − RL**，事先定好在 $k = 64$ 上判定。
+# 说法是"$k$ 大时基座追上、甚至超过 RL"：Yue et al. 在大模型上看到的现象（[S400](../lectures/sources.md#S400)）。
+# 所以看的差是 **基座 − RL**，事先定好在 $k = 64$ 上判定。
 # 下表列出几个 $k$，再画出两条曲线和它们的差。看差的曲线在哪里越过 0，以及 ±3 个标准误的带子在哪些 $k$ 上整个在 0 之上。
 #
 # 逐个 $k$ 去找"哪里超过了 3 个标准误"，是在 64 个（彼此相关的）比较里挑：这样找到的 $k$ 只能当作观察，不是事先定的检验。
@@ -187,7 +197,8 @@ plt.show()
 pk = net["passk"]
 by_k = {r["k"]: r for r in pk["rows"]}
 Table(["k", "基座", "GRPO 之后", "基座 − GRPO", "标准误"],
-      [[k, by_k[k]["base"], by_k[k]["rl"], by_k[k]["diff"], by_k[k]["se"]] for k in (1, 2, 4, 8, 16, 32, 64)], digits=4)
+      [[k, by_k[k]["base"], by_k[k]["rl"], by_k[k]["diff"], by_k[k]["se"]]
+       for k in (1, 2, 4, 8, 16, 32, 64)], digits=4)
 
 # %%
 print(f"k = 64：基座 − GRPO = {pk['diff']:+.4f} ± {pk['se']:.4f} → {verdict(pk['diff'], pk['se'])}")
@@ -213,22 +224,31 @@ plt.show()
 # ## 5. clip-higher 能让熵保持得更高吗？
 #
 # 裁剪只在 $\mu > 1$ 时起作用（讲义 §7.2：$\mu = 1$ 时 $\rho \equiv 1$）。所以这里用 `tiny_config("grpo", mu=4, ...)`，
-# 只改上界：对称的 $\varepsilon_{high} = 0.2$，和 DAPO（Yu et al. 2025，arXiv:2503.14476，"Raise the Ceiling: Clip-Higher" 一节）的 $\varepsilon_{high} = 0.28$。
+# 只改上界：对称的 $\varepsilon_{high} = 0.2$，和 DAPO 的 $\varepsilon_{high} = 0.28$。
+# DAPO（Yu et al. 2025）的 "Clip-Higher" 一节说：训练中熵很快下降（熵塌缩），上界裁剪限制了低概率 token 的概率上升，
+# 所以把上界放宽到 0.28（[S402](../lectures/sources.md#S402)）。
 # 每种 3 个种子，熵取最后 20 次迭代的平均（History 的 `entropy` 列：采样的每个 token 上策略的熵）。
+# 表下先打印熵在训练中是升还是降（前 20 次和最后 20 次迭代比），再打印两个设置的差。
 # 下表还有完整的 DAPO 预设（`tiny_config("dapo")`：clip-higher、动态采样、按 token 平均）。
 
 # %%
 ch = net["clip_higher"]
 Table(["设置", "熵（最后 20 次迭代）", "每个种子", "上界裁剪比例"],
-      [[f"grpo，μ = {setup['clip']['mu']}，ε_high = {r['eps_high']:g}", pm(r, "entropy_last"), str(r["by_seed"]),
-        r["clip_high"]] for r in ch["rows"]] + [["dapo 预设", pm(ch["dapo"], "entropy_last"), "", ""]], digits=4)
+      [[f"grpo，μ = {setup['clip']['mu']}，ε_high = {r['eps_high']:g}", pm(r, "entropy_last"),
+        str(r["by_seed"]), r["clip_high"]] for r in ch["rows"]]
+      + [["dapo 预设", pm(ch["dapo"], "entropy_last"), "", ""]], digits=4)
 
 # %%
-print(f"训练开始时的熵：{ch['entropy_first']:.4f}")
-print(f"熵的差（0.28 − 0.2，按种子配对）：{ch['diff']:+.4f} ± {ch['se']:.4f} → {verdict(ch['diff'], ch['se'])}")
+last = setup["clip"]["last"]
+for eh, curve in ch["curves"].items():
+    print(f"ε_high = {float(eh):g}：前 {last} 次迭代的熵 {np.mean(curve[:last]):.4f}，"
+          f"最后 {last} 次 {np.mean(curve[-last:]):.4f}（3 个种子平均的曲线）")
+print(f"熵的差（0.28 − 0.2，按种子配对）：{ch['diff']:+.4f} ± {ch['se']:.4f}"
+      f" → {verdict(ch['diff'], ch['se'])}")
 fig, ax = plt.subplots(figsize=(6, 3.6))
 for eh, curve in ch["curves"].items():
-    ax.plot(np.arange(1, len(curve) + 1), curve, label=rf"$\epsilon_{{high}} = {float(eh):g}$（3 个种子平均）")
+    ax.plot(np.arange(1, len(curve) + 1), curve,
+            label=rf"$\epsilon_{{high}} = {float(eh):g}$（3 个种子平均）")
 label(ax, "迭代次数", "熵（nats / token）", "对称裁剪 vs clip-higher（μ = 4）")
 fig.tight_layout()
 plt.show()
@@ -244,18 +264,20 @@ plt.show()
 # %%
 kl = net["kl"]
 Table(["β", "到基座的 KL（nats / token）", "采样 pass@1（500 题 × 8 份）"],
-      [[f"{r['beta']:g}", pm(r, "kl", "kl_se", 5), pm(r, "pass1", "pass1_se")] for r in kl["rows"]], digits=4)
+      [[f"{r['beta']:g}", pm(r, "kl", "kl_se", 5), pm(r, "pass1", "pass1_se")] for r in kl["rows"]],
+      digits=4)
 
 # %%
 b0, b1 = kl["rows"][0]["beta"], kl["rows"][-1]["beta"]
 print(f"训练前的采样 pass@1（同样 500 题 × 8 份）：{kl['base_pass1']:.4f}")
-print(f"KL(β = {b0:g}) − KL(β = {b1:g})（按种子配对）：{kl['diff']:+.5f} ± {kl['se']:.5f} → {verdict(kl['diff'], kl['se'])}")
+print(f"KL(β = {b0:g}) − KL(β = {b1:g})（按种子配对）：{kl['diff']:+.5f} ± {kl['se']:.5f}"
+      f" → {verdict(kl['diff'], kl['se'])}")
 
 # %% [markdown]
 # ## 7. 长度：按解答平均会让错的解答变长吗？（Dr. GRPO）
 #
-# Dr. GRPO（Liu et al. 2025，arXiv:2503.20783，分析 GRPO 的一节里的 "response-level length bias"）指出：GRPO 把每份解答的损失除以它的长度 $|o_i|$（`seq-mean-token-mean`）。
-# 优势为负的（错的）解答越长，每个 token 受的惩罚越小，于是错的解答会越写越长。
+# Dr. GRPO（Liu et al. 2025）指出：GRPO 把每份解答的损失除以它的长度 $|o_i|$（`seq-mean-token-mean`）；
+# 优势为负的（错的）解答越长，每个 token 受的惩罚越小，于是错的解答会越写越长（[S403](../lectures/sources.md#S403)）。
 # 不除以长度（`seq-mean-token-sum`：每份解答的损失是 token 的和）就没有这个偏差。
 # 这里两种聚合各训练 3 个种子，量新题上采样的解答有多长（token 数，含结束符）。
 #
@@ -265,8 +287,8 @@ print(f"KL(β = {b0:g}) − KL(β = {b1:g})（按种子配对）：{kl['diff']:+
 le = net["length"]
 Table(["聚合", "全部解答的平均长度", "错的解答的平均长度", "采样 pass@1"],
       [["基座（训练前）", le["base_len_all"], le["base_len_wrong"], kl["base_pass1"]]]
-      + [[r["loss_agg"], pm(r, "len_all", "len_all_se", 3), pm(r, "len_wrong", "len_wrong_se", 3), r["pass1"]]
-         for r in le["rows"]], digits=4)
+      + [[r["loss_agg"], pm(r, "len_all", "len_all_se", 3), pm(r, "len_wrong", "len_wrong_se", 3),
+          r["pass1"]] for r in le["rows"]], digits=4)
 
 # %%
 print(f"错的解答的长度变化之差（seq-mean-token-mean − seq-mean-token-sum，按种子配对）："
@@ -284,11 +306,12 @@ print(f"错的解答的长度变化之差（seq-mean-token-mean − seq-mean-tok
 # %%
 lecture = Path("../lectures/lecture06_scaling_rl.md").read_text(encoding="utf-8")
 block = lecture.split("<!-- generated:network -->\n")[1].split("<!-- /generated:network -->")[0]
-cells = [line.split(" | ") for line in block.splitlines() if line.startswith("| ") and not line.startswith("| 说法")]
+cells = [line.split(" | ") for line in block.splitlines()
+         if line.startswith("| ") and not line.startswith("| 说法")]
 diffs = [" / ".join(f"{x['diff']:+.4f} ± {x['se']:.4f}" for x in sc["steps"])] + \
         [f"{c['diff']:+.4f} ± {c['se']:.4f}" for c in (g, pk, ch, kl, net["length"])]
-names = ["1. 越大越好", "2. GRPO 提高 pass@1", "3. 大 k 时基座反超", "4. clip-higher 让熵更高", "5. β 减少漂移",
-         "6. 按解答平均让错的更长"]
+names = ["1. 越大越好", "2. GRPO 提高 pass@1", "3. 大 k 时基座反超", "4. clip-higher 让熵更高",
+         "5. β 减少漂移", "6. 按解答平均让错的更长"]
 display(Table(["说法", "网络：差 ± 标准误", "网络的判定", "玩具的判定"],
               [[n, d, row[2], row[3]] for n, d, row in zip(names, diffs, cells)]))
 for n, row in zip(names, cells):

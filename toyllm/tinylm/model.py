@@ -22,11 +22,13 @@ class TinyLM:
 
     【思路】全部参数在一个字典 params 里（名字 → numpy 数组），初始化只用 numpy.random.default_rng(seed)。
         默认 2 层、d = 64、4 个头、MLP 宽 4d：约 10 万个参数。
+        参数个数 = (2V + C)·d + L·(12d² + 9d) + 2d（V 个字、上下文 C、L 层）：两张 V × d 的表（嵌入、输出头）、
+        C × d 的位置表；每层注意力 3d² + d²、MLP 4d² + 4d² 和两个偏置 4d + d、两个 LayerNorm 各 2d；最后的 LayerNorm 2d。
     【参数】d：宽度（能被 heads 整除）；heads：头数；layers：层数；context：上下文长度（最多几个位置）；
         seed：初始化的随机种子；dtype：np.float32（默认）或 np.float64（梯度检查用）
     【返回】TinyLM；.params、.n_params、.config
     【边界】d 不能被 heads 整除等，报中文的 ValueError。
-    【例子】model = TinyLM(seed=0); model.n_params → 101,440；greedy(model, ["12+35="])
+    【例子】model = TinyLM(seed=0); model.n_params → 102,656（= 48·64 + 2·(12·64² + 9·64) + 2·64）；greedy(model, ["12+35="])
     【Python 小知识】字典保持插入顺序：保存、Adam、梯度检查都按同一个顺序遍历参数。
     """
 
