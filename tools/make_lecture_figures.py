@@ -339,6 +339,22 @@ def _source_cell(rule):
     return f"`{shown}` {_mark(PEER_SOURCE_ROWS[path])}"
 
 
+NOTE_SOURCE_ROWS = {"grpo_trainer.py": "S154", "core_algos.py": "S164", "critic.yaml": "S159", "ray_trainer.py": "S165",
+                    "fsdp_workers.py": "S131", "rollout_corr_helper.py": "S166"}
+"""格子的说明里引用的"文件:行"（短文件名）→ 来源表里列着那一行的编号。"""
+
+
+def _note_marks(rule):
+    """说明里引用了"文件:行"时，在格子后面加那个文件的编号（同一个编号只加一次）。"""
+    keys = []
+    for name in re.findall(r"([\w.-]+\.(?:py|yaml|sh)):\d+", rule.note):
+        if name not in NOTE_SOURCE_ROWS:
+            raise KeyError(f"8.11 节表的说明引用了 {name}，来源表里没有对应的行：在 NOTE_SOURCE_ROWS 和 lectures/sources.md 里加上")
+        if NOTE_SOURCE_ROWS[name] not in keys:
+            keys.append(NOTE_SOURCE_ROWS[name])
+    return "".join(" " + _mark(k) for k in keys)
+
+
 def _row_marks(row):
     """两边都没有出处的行，说明里又提到 TRL / verl 时，指向表的说明那一行。"""
     if row.trl.source or row.verl.source:
@@ -358,8 +374,8 @@ def render_peers():
              "| 选项（取值） | TRL（`GRPOConfig`） | 出处 | verl（`main_ppo` 的覆盖项） | 出处 |", "|---|---|---|---|---|"]
     for row in ROWS:
         value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
-        lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')} | {_source_cell(row.trl)} | "
-                     f"{_peer_cell(row, 'verl')}{_row_marks(row)} | {_source_cell(row.verl)} |")
+        lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')}{_note_marks(row.trl)} | {_source_cell(row.trl)} | "
+                     f"{_peer_cell(row, 'verl')}{_note_marks(row.verl)}{_row_marks(row)} | {_source_cell(row.verl)} |")
     kw = PRESETS["dapo"].to_trl(ignore=DAPO_IGNORE)
     lines += ["", f"例：`PRESETS[\"dapo\"].to_trl(ignore={DAPO_IGNORE!r})` 给出", "", "```python",
               "dict(" + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")", "```", "",
