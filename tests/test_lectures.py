@@ -214,7 +214,8 @@ def test_lecture06_references():
                    "Approximating KL Divergence", "DeepSeekMath", "Ahmadian", "Understanding R1-Zero",
                    "DAPO", "Does Reinforcement Learning Really Incentivize", "Snell",
                    "The Art of Scaling Reinforcement Learning Compute", "Kaplan", "Williams",
-                   "Spinning Up"):
+                   "Spinning Up", "REINFORCE++", "arXiv:2501.03262", "Secretly Brings You Off-Policy RL Training",
+                   "INTELLECT-2"):
         assert needle in refs, f"参考文献里缺少 {needle}"
     entries = [ln for ln in refs.split("\n") if ln.startswith("- ")]
     for e in entries:

@@ -28,6 +28,13 @@ CLAIM = re.compile(r"(?<![A-Za-z0-9_./-])(?:verl|TRL)(?![A-Za-z0-9_])|CS336|arXi
 """说到 verl、TRL、CS336 或论文的句子。"""
 MENTIONS = {
     # (文件, 句子里的一段): 理由。只是提到名字、不是关于它们怎么做的说法。
+    ("lectures/lecture06_scaling_rl.md", "| 预设 | 算法 | verl | TRL |"):
+        "8.4 节预设对照表的表头，只是列名；各格的说法由表前的说明句 S126、S127 和后面的 S124、S128 指向来源",
+    ("lectures/lecture06_scaling_rl.md", "| `reinforce` | REINFORCE | — | —（CS336 作业 5 的 no_baseline） |"):
+        "check:preset-peers 表的格子必须逐字等于 toyllm.rl.PRESET_PEERS（tests/test_lectures.py），不能加编号；"
+        "同一说法在第 6 节的表里带着 S106",
+    ("lectures/lecture06_scaling_rl.md", "| 选项（取值） | TRL（`GRPOConfig`） | 出处 | verl（`main_ppo` 的覆盖项） | 出处 |"):
+        "8.11 节生成的对照表的表头，只是列名；表的说明句带 S149，每一行的出处格带那个文件的编号",
 }
 
 

@@ -295,28 +295,92 @@ def _peer_cell(row, peer):
     return "；".join(x for x in (names, rule.note) if x) or "（不用设）"
 
 
+PEER_SOURCE_ROWS = {
+    "examples/cispo_trainer/run_cispo_qwen2_5_0_5b_gsm8k.sh": "S150",
+    "trl/experimental/gmpo/gmpo_config.py": "S152",
+    "trl/trainer/grpo_config.py": "S153",
+    "trl/trainer/grpo_trainer.py": "S154",
+    "trl/trainer/rloo_config.py": "S155",
+    "verl/trainer/config/actor/actor.yaml": "S156",
+    "verl/trainer/config/algorithm.py": "S157",
+    "verl/trainer/config/algorithm/rollout_correction.yaml": "S158",
+    "verl/trainer/config/critic/critic.yaml": "S159",
+    "verl/trainer/config/data/legacy_data.yaml": "S160",
+    "verl/trainer/config/optim/fsdp.yaml": "S161",
+    "verl/trainer/config/ppo_trainer.yaml": "S162",
+    "verl/trainer/config/rollout/rollout.yaml": "S163",
+    "verl/trainer/ppo/core_algos.py": "S164",
+    "verl/trainer/ppo/ray_trainer.py": "S165",
+}
+"""8.11 节的表：出处的文件 → 来源表 lectures/sources.md 里那个文件的一行（行里列出表中引用的每一行，
+原文由 tools/check_sources.py 核对；tests/test_peers.py 逐格核对名字就在那一行）。
+transformers 的 training_args.py 不在固定的仓库里，没有编号；这些行的另一边总有 verl 的出处。"""
+PEER_TABLE_ROW = "S149"
+"""8.11 节表的说明：名字取自哪两个固定提交；也给两边都没写出处、却说到对方做法的行（staleness）。"""
+
+
+def _mark(key):
+    return f"[{key}](sources.md#{key})"
+
+
 def _source_cell(rule):
+    if not rule.source:
+        return ""
+    path = rule.source.split(":")[0]
+    if path.startswith("transformers/"):              # 不在固定的仓库里：只写文件和行（tests/test_peers.py 用存下的原文核对）
+        return f"`{rule.source}`"
+    if path not in PEER_SOURCE_ROWS:
+        raise KeyError(f"8.11 节表的出处 {path} 在来源表里没有对应的行：在 PEER_SOURCE_ROWS 和 lectures/sources.md 里加上")
+    shown = rule.source
     for prefix in ("trl/trainer/", "verl/trainer/"):
-        if rule.source.startswith(prefix):
-            return f"`{rule.source[len(prefix):]}`"
-    return f"`{rule.source}`" if rule.source else ""
+        if shown.startswith(prefix):
+            shown = shown[len(prefix):]
+            break
+    return f"`{shown}` {_mark(PEER_SOURCE_ROWS[path])}"
+
+
+NOTE_SOURCE_ROWS = {"grpo_trainer.py": "S154", "core_algos.py": "S164", "critic.yaml": "S159", "ray_trainer.py": "S165",
+                    "fsdp_workers.py": "S131", "rollout_corr_helper.py": "S166"}
+"""格子的说明里引用的"文件:行"（短文件名）→ 来源表里列着那一行的编号。"""
+
+
+def _note_marks(rule):
+    """说明里引用了"文件:行"时，在格子后面加那个文件的编号（同一个编号只加一次）。"""
+    keys = []
+    for name in re.findall(r"([\w.-]+\.(?:py|yaml|sh)):\d+", rule.note):
+        if name not in NOTE_SOURCE_ROWS:
+            raise KeyError(f"8.11 节表的说明引用了 {name}，来源表里没有对应的行：在 NOTE_SOURCE_ROWS 和 lectures/sources.md 里加上")
+        if NOTE_SOURCE_ROWS[name] not in keys:
+            keys.append(NOTE_SOURCE_ROWS[name])
+    return "".join(" " + _mark(k) for k in keys)
+
+
+def _row_marks(row):
+    """两边都没有出处的行，说明里又提到 TRL / verl 时，指向表的说明那一行。"""
+    if row.trl.source or row.verl.source:
+        return ""
+    notes = row.trl.note + row.verl.note
+    return f" {_mark(PEER_TABLE_ROW)}" if ("trl/" in notes or "verl/" in notes or "TRL" in notes or "verl" in notes) \
+        else ""
 
 
 def render_peers():
     """讲义 8.11 节：RLConfig 的选项在 TRL 和 verl 里的名字，由 toyllm.rl.peers.ROWS 生成（to_trl / to_verl 查的是同一张表）。"""
-    lines = [f"TRL 提交 `{TRL_COMMIT[:8]}`（`GRPOConfig` 从 transformers 继承的字段：transformers {TRANSFORMERS_VERSION} 的 "
-             f"`training_args.py`），verl 提交 `{VERL_COMMIT[:8]}`。出处一列是文件和行号（TRL 的文件省去 `trl/trainer/`，"
-             "verl 的省去 `verl/trainer/`）；verl 的名字省去了开头的 `actor_rollout_ref.`。"
+    lines = [f"名字取自 TRL 提交 `{TRL_COMMIT[:8]}`（`GRPOConfig` 从 transformers 继承的字段：transformers "
+             f"{TRANSFORMERS_VERSION} 的 `training_args.py`）和 verl 提交 `{VERL_COMMIT[:8]}`{_mark(PEER_TABLE_ROW)}。"
+             "出处一列是文件和行号，后面的编号指向来源表里那个文件的一行（TRL 的文件省去 `trl/trainer/`，"
+             f"verl 的省去 `verl/trainer/`；verl 的名字省去了开头的 `actor_rollout_ref.`）{_mark(PEER_TABLE_ROW)}。"
              "同一个选项有几行时，按取值分开；\"不用设\"是对方本来就这样做。", "",
              "| 选项（取值） | TRL（`GRPOConfig`） | 出处 | verl（`main_ppo` 的覆盖项） | 出处 |", "|---|---|---|---|---|"]
     for row in ROWS:
         value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
-        lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')} | {_source_cell(row.trl)} | "
-                     f"{_peer_cell(row, 'verl')} | {_source_cell(row.verl)} |")
+        lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')}{_note_marks(row.trl)} | {_source_cell(row.trl)} | "
+                     f"{_peer_cell(row, 'verl')}{_note_marks(row.verl)}{_row_marks(row)} | {_source_cell(row.verl)} |")
     kw = PRESETS["dapo"].to_trl(ignore=DAPO_IGNORE)
     lines += ["", f"例：`PRESETS[\"dapo\"].to_trl(ignore={DAPO_IGNORE!r})` 给出", "", "```python",
               "dict(" + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")", "```", "",
-              "`PRESETS[\"gspo\"].to_verl()` 给出（接在 `python -m verl.trainer.main_ppo` 后面）：", "", "```text",
+              "`PRESETS[\"gspo\"].to_verl()` 给出（接在 `python -m verl.trainer.main_ppo` 后面"
+              f"{_mark('S129')}）：", "", "```text",
               *PRESETS["gspo"].to_verl(), "```"]
     return "\n".join(lines)
 
