@@ -86,10 +86,11 @@ class RLConfig:
         "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）；\"mean\"：A = r − 组平均（Dr. GRPO；"
         "TRL scale_rewards=\"none\"）；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer；"
         "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）；"
-        "\"reinforce_pp\"：先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
-        "adv_estimator=reinforce_plus_plus_baseline；奖励全相同的组白化后不再是 0）；"
-        "\"reinforce_pp_no_baseline\"：折扣回报 γ^{|o|−1−t}·r（γ = gamma），不减组平均，直接整批白化（verl "
-        "adv_estimator=reinforce_plus_plus）；\"opo\"：A = r − Σ|o_j| r_j / Σ|o_j|，按长度加权的组基线（verl adv_estimator=opo）；"
+        "\"reinforce_pp\"：REINFORCE++ 带基线，先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
+        "adv_estimator=reinforce_plus_plus_baseline，不是 verl 的 reinforce_plus_plus；奖励全相同的组减组平均后是 0，"
+        "白化减去整批的均值：同组解答步数不同时它们的优势不再是 0，步数相同时仍是 0）；"
+        "\"reinforce_pp_no_baseline\"：verl 叫 REINFORCE++ 的另一个估计：折扣回报 γ^{|o|−1−t}·r（γ = gamma），"
+        "不减组平均，直接整批白化（verl adv_estimator=reinforce_plus_plus）；\"opo\"：A = r − Σ|o_j| r_j / Σ|o_j|，按长度加权的组基线（verl adv_estimator=opo）；"
         "\"gpg\"：A = α (r − 组平均)，α = B / 奖励非零的份数（verl adv_estimator=gpg）。这三个 TRL 都没有；"
         "\"gae\"：学到的价值表 V(s) 和 GAE(γ, λ)，再整批白化（verl adv_estimator=gae；见 rl/critic.py）",
         ADVANTAGE_ESTIMATORS)
@@ -134,8 +135,8 @@ class RLConfig:
     reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
-                                  "verl actor.entropy_coeff；TRL entropy_coef（f2cd5771 的 grpo_config.py:866；"
-                                  "TRL 总是按 token 平均熵，不管 loss_type，本包按 loss_agg 的权重）")
+                                  "verl actor.entropy_coeff；TRL entropy_coef（2026-07-04 的提交 34c7f0d85 加入，f2cd5771 的 grpo_config.py:866）；"
+                                  "TRL 总是按 token 平均熵，不管 loss_type，本包按 loss_agg 的权重")
     temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
                                  "TRL temperature。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
     optimizer: str = _option(
@@ -149,7 +150,7 @@ class RLConfig:
         "ppo", "策略损失", "策略损失：ppo / gspo / cispo，或 sapo / geo_mean / gpg / clip_cov / kl_cov / vespo",
         "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）；"
         "\"gspo\"：losses.gspo_surrogate，s_i = exp(mean_t log ρ)，按序列裁剪，裁剪区间用 seq_eps_low / seq_eps_high"
-        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\"）；"
+        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\" 配 loss_type=\"grpo\"，见选项 is_level）；"
         "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"），"
         "怎么裁剪由 cispo_clip 决定；"
         "\"sapo\"：peer_losses.sapo_surrogate，光滑的门 σ(τ(ρ−1))·4/τ 代替裁剪（verl loss_mode=\"sapo\"，verl 固定按解答平均；"
@@ -169,7 +170,9 @@ class RLConfig:
         "它的文档建议 cispo 用 epsilon_high = 5.0）", CISPO_CLIPS)
     clip_ratio_c: float = _option(
         None, "dual-clip c", "dual-clip 的界 c（None = 不用；> 1）：A < 0 的步损失最多 −c·A",
-        "Ye et al. 2019（arXiv 1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失默认就开着，TRL 没有）。"
+        "Ye et al. 2019（arXiv:1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失总带着它）；"
+        "TRL 叫它 delta（GRPOConfig.delta，INTELLECT-2 的 two-sided GRPO，默认 None 即不用：先把 ρ 截在 ≤ δ 再取 min，"
+        "δ > 1 + ε_high 时对 A < 0 的步正好是这里的 c，见选项 delta）。"
         "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))
     gamma: float = _option(1.0, "折扣 γ", "折扣 γ（0 ~ 1；只对 advantage=\"gae\" / \"reinforce_pp_no_baseline\"）",
                            "verl algorithm.gamma（默认 1.0）；Spinning Up gamma（0.99）", low=0.0, high=1.0)
@@ -209,7 +212,10 @@ class RLConfig:
     is_level: str = _option(
         "token", "比率的级别", "重要性比率：token（每步的 ρ）/ sequence（每份解答 s = exp(mean_t log ρ)）",
         "TRL importance_sampling_level（trl/trainer/grpo_config.py）。\"sequence\" 可配 policy_loss=\"ppo\"（裁剪区间仍是 "
-        "eps_low / eps_high，这就是 TRL 的 GSPO；verl 的 \"gspo\" 用 seq_eps_low / seq_eps_high）、\"cispo\"、\"sapo\"；"
+        "eps_low / eps_high；verl 的 \"gspo\" 用 seq_eps_low / seq_eps_high）、\"cispo\"、\"sapo\"。"
+        "TRL 的 GSPO 是 importance_sampling_level=\"sequence\" 配 loss_type=\"grpo\"（本包 loss_agg=\"seq-mean\"，"
+        "to_trl 照 loss_agg 换算）：配 \"bnpo\" / \"dr_grpo\" / \"dapo\" / \"cispo\" 时 TRL 警告这些损失把每步的贡献加起来，"
+        "等于按解答长度给序列加权，不再是论文的按序列的目标。"
         "gspo、geo_mean、vespo 自己就是序列级的，不接受它。序列级时裁剪比例按 TRL 的算法数**解答**（被裁的解答 / B），"
         "verl 的 \"gspo\" 数的是步", IS_LEVELS)
     delta: float = _option(
