@@ -40,7 +40,8 @@ MENTIONS = {
 # 读表
 # =============================================================================
 def _cells(line):
-    return [c.strip() for c in line.strip().strip("|").split("|")]
+    """一行表格的格子；格子里转义的 \\| 不算分隔符（sources.md 的约定）。"""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 
 def read_table():
