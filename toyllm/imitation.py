@@ -333,7 +333,7 @@ def star(model, train_problems, heldout_problems, rounds=5, k=1, rationalize=Tru
     STaR（Zelikman et al. 2022）[S547]：自己生成推理过程，做对的留下；做错的题给提示"合理化"；微调；重复。
 
     【思路】每一轮：
-        1. 用当前模型对每道训练题采样 k 份（论文里 k = 1）[S548]；
+        1. 用当前模型对每道训练题采样 k 份（默认 k = 1）；
         2. 做对的留下；一份都没做对的题，用 hinted_rollouts 带着答案再做一遍（合理化），做对了也留下；
         3. 从**原始模型**开始（restart=True，论文的做法）[S548]在留下的数据上 SFT；
         4. 下一轮用新模型采样。

@@ -84,7 +84,7 @@ class RLConfig:
     advantage: str = _option(
         "grpo", "优势", "优势：none（REINFORCE）/ mean（组平均基线）/ rloo（留一法）/ grpo（再除以标准差）",
         "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）[S501]；\"mean\"：A = r − 组平均（Dr. GRPO；"
-        "TRL scale_rewards=\"none\"）；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer；[S544]"
+        "TRL scale_rewards=\"none\"）；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer[S544]；"
         "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）[S506]；"
         "\"reinforce_pp\"：REINFORCE++ 带基线，先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
         "adv_estimator=reinforce_plus_plus_baseline，不是 verl 的 reinforce_plus_plus[S507]；奖励全相同的组减组平均后是 0，"
@@ -106,7 +106,7 @@ class RLConfig:
         "\"seq-mean\"（= verl \"seq-mean-token-mean\" = TRL loss_type=\"grpo\"）：Σ_i (Σ_t l / |o_i|) / B；"
         "\"token-mean\"（= verl \"token-mean\" = TRL \"dapo\" / \"bnpo\"，单卡）：Σ l / Σ|o_i|；"
         "\"constant\"（= TRL \"dr_grpo\"）：Σ l / (B × L_max)，L_max = 训练题里最长的步数（相当于 TRL 的 "
-        "max_completion_length）；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
+        "max_completion_length）[S534]；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
         "不除以 B，所以是 constant 的 B 倍（verl actor.loss_scale_factor 可以换掉 L_max，选项 loss_scale_factor）[S514]；verl "
         "\"seq-mean-token-sum\"：Σ_i Σ_t l / B。有全空的行时 verl 的两个 seq-mean-* 只除以非空的行数（core_algos.py agg_loss 的 "
         "seq_mask），TRL grpo 和本包 seq-mean 除以 B[S514]；TRL \"luspo\"：Σ_i |o_i| l_i / B（配 is_level=\"sequence\"）[S534]", AGGREGATIONS)
@@ -121,7 +121,7 @@ class RLConfig:
     beta: float = _option(0.0, "KL 系数 β", "KL 惩罚系数 β（≥ 0）",
                           "TRL beta（0.19 版起默认 0，之前 0.04）[S532]；verl kl_loss_coef（use_kl_loss）", low=0.0)
     kl_estimator: str = _option("k3", "KL 估计", "损失里的 KL 估计：k1 / k2 / k3（Schulman）",
-                                "TRL 用 k3；verl kl_loss_type=[S523]\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）",
+                                "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）[S523]",
                                 KL_ESTIMATORS)
     dynamic_sampling: bool = _option(False, "动态采样", "动态采样（DAPO）：丢掉奖励全相同的组，再采新题补满",
                                      "verl 的 DAPO recipe：algorithm.filter_groups.enable（main_ppo 没有）[S529]")
@@ -141,36 +141,36 @@ class RLConfig:
                                  "TRL temperature[S531]。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
     optimizer: str = _option(
         "sgd", "优化器", "优化器：sgd（参数 −= lr × 梯度）/ adam",
-        "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW [S527]"
+        "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW[S527] "
         "去掉权重衰减），lr 要小得多（约 0.05）。Adam 对梯度的整体缩放不敏感，比较 Dr. GRPO 和 GRPO 时值得打开",
         OPTIMIZERS)
     seed: int = _option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来", low=0)
     # ---- 第 6 讲 8.5–8.9 节：critic + GAE、GSPO、CISPO、dual-clip、异步（陈旧）采样 ----
     policy_loss: str = _option(
         "ppo", "策略损失", "策略损失：ppo / gspo / cispo，或 sapo / geo_mean / gpg / clip_cov / kl_cov / vespo",
-        "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）；[S515]"
+        "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）[S515]；"
         "\"gspo\"：losses.gspo_surrogate，s_i = exp(mean_t log ρ)，按序列裁剪，裁剪区间用 seq_eps_low / seq_eps_high"
-        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\" 配 loss_type=\"grpo\"，见选项 is_level）；"
-        "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"），"
+        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\" 配 loss_type=\"grpo\"，见选项 is_level）[S516][S537]；"
+        "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"）[S517][S538]，"
         "怎么裁剪由 cispo_clip 决定；"
         "\"sapo\"：peer_losses.sapo_surrogate，光滑的门 σ(τ(ρ−1))·4/τ 代替裁剪（verl loss_mode=\"sapo\"，verl 固定按解答平均；"
-        "TRL loss_type=\"sapo\"）；\"geo_mean\"：GMPO，peer_losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均"
-        "（verl loss_mode=\"geo_mean\"，verl 不看聚合，等于 loss_agg=\"seq-mean\"；TRL 只有实验性的 GMPOTrainer）；\"gpg\"：l = −A log π"
-        "（verl loss_mode=\"gpg\"；TRL 没有）；\"clip_cov\" / \"kl_cov\"：按协方差挑步截断梯度 / 加 |log ρ| 惩罚"
-        "（verl loss_mode=\"clip_cov\" / \"kl_cov\"，verl/trainer/ppo/core_algos.py；TRL 没有）；\"vespo\"："
-        "序列级比率的 Gamma 权重 φ(w)·(−A log π)（TRL loss_type=\"vespo\"，trl/trainer/grpo_trainer.py；verl 没有）",
+        "TRL loss_type=\"sapo\"）[S518][S539]；\"geo_mean\"：GMPO，peer_losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均"
+        "（verl loss_mode=\"geo_mean\"，verl 不看聚合，等于 loss_agg=\"seq-mean\"；TRL 只有实验性的 GMPOTrainer）[S520][S544]；\"gpg\"：l = −A log π"
+        "（verl loss_mode=\"gpg\"；TRL 没有）[S521]；\"clip_cov\" / \"kl_cov\"：按协方差挑步截断梯度 / 加 |log ρ| 惩罚"
+        "（verl loss_mode=\"clip_cov\" / \"kl_cov\"，verl/trainer/ppo/core_algos.py；TRL 没有）[S522]；\"vespo\"："
+        "序列级比率的 Gamma 权重 φ(w)·(−A log π)（TRL loss_type=\"vespo\"，trl/trainer/grpo_trainer.py；verl 没有）[S540]",
         POLICY_LOSSES)
     seq_eps_low: float = _option(3e-4, "GSPO ε_low", "GSPO 序列级比率的裁剪下界 1 − seq_eps_low（0 ~ 1）",
                                  "GSPO 论文和 verl 的 gspo 示例用 3e-4[S516]（序列级比率离 1 很近，区间要小得多）", low=0.0, high=1.0)
     seq_eps_high: float = _option(4e-4, "GSPO ε_high", "GSPO 序列级比率的裁剪上界 1 + seq_eps_high（≥ 0）",
                                   "GSPO 论文和 verl 的 gspo 示例用 4e-4[S516]", low=0.0)
     cispo_clip: str = _option(
-        "verl", "CISPO 的裁剪", "CISPO 的权重怎么裁剪：verl（[S517]夹在 [1 − eps_low, 1 + eps_high]）/ trl（只从上面截在 eps_high）",
+        "verl", "CISPO 的裁剪", "CISPO 的权重怎么裁剪：verl[S517]（夹在 [1 − eps_low, 1 + eps_high]）/ trl（只从上面截在 eps_high）",
         "\"verl\"：w = clip(ρ, 1 − eps_low, 1 + eps_high)；\"trl\"：w = min(ρ, eps_high)（TRL clamp(ρ, max=epsilon_high)，"
         "它的文档建议 cispo 用 epsilon_high = 5.0）[S538]", CISPO_CLIPS)
     clip_ratio_c: float = _option(
         None, "dual-clip c", "dual-clip 的界 c（None = 不用；> 1）：A < 0 的步损失最多 −c·A",
-        "Ye et al. 2019（arXiv:1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失总带着它）；[S515]"
+        "Ye et al. 2019（arXiv:1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失总带着它）[S515]；"
         "TRL 叫它 delta（GRPOConfig.delta，INTELLECT-2 的 two-sided GRPO，默认 None 即不用：先把 ρ 截在 ≤ δ 再取 min，"
         "δ > 1 + ε_high 时对 A < 0 的步正好是这里的 c，见选项 delta）[S536]。"
         "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))

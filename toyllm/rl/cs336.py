@@ -55,7 +55,7 @@ def naive_policy_gradient_loss(raw_rewards_or_advantages, policy_log_probs):
 def policy_gradient_loss(policy_log_probs, loss_type, raw_rewards=None, advantages=None, old_log_probs=None,
                          cliprange=None):
     """
-    CS336 compute_policy_gradient_loss：[S501]按 loss_type 选每个 token 的损失，连同 ∂l/∂log π。
+    CS336 compute_policy_gradient_loss[S501]：按 loss_type 选每个 token 的损失，连同 ∂l/∂log π。
 
     【思路】"no_baseline"：−r · log π；"reinforce_with_baseline"：−A · log π（A 由调用者算好，比如组平均基线）；
         "grpo_clip"：−min(ρA, clip(ρ, 1 − ε, 1 + ε)A)，ρ = exp(log π − log π_old)（就是 clipped_surrogate，

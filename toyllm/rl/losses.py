@@ -88,7 +88,7 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
         "rloo" 时基线是同组**其他**解答的所有步的平均。
         优势不依赖于参数 θ，所以没有导数要写。
     【参数】rewards：(B,) 结果奖励，或 (B, L) 每步奖励；group_size：G（≥ 2，B 必须是 G 的倍数）；
-        method："none" / "mean" / "rloo" / "grpo"，或 verl 的 "reinforce_pp" / "reinforce_pp_no_baseline" / "opo" / "gpg[S509]"
+        method："none" / "mean" / "rloo" / "grpo"，或 verl 的 "reinforce_pp" / "reinforce_pp_no_baseline" / "opo" / "gpg"[S509]
         （peer_advantages.py；只支持结果奖励，前三个要 mask）；scale："group" / "batch" / "none"（只对 "grpo" 有用）；
         eps：> 0；mask：(B, L) bool，每步奖励时必须给；gamma：折扣（只对 "reinforce_pp_no_baseline"）
     【返回】和 rewards 形状相同的 float 数组（每步奖励时，mask 外是 0）

@@ -3,8 +3,8 @@ verl 和 TRL 里另外几种策略损失[S518]（SAPO、GMPO、GPG、Clip-Cov、
 
 【思路】和 surrogates.py 一样：输入是普通的 (B, L) 数组，输出 Surrogate(loss, clipped_low, clipped_high)，
     挂上 .dloss_dlogp；objective.rl_objective 只用它。公式照 verl（commit b178a3cd）的
-    verl/trainer/ppo/core_algos.py 和 TRL（commit f2cd5771）的 trl/trainer/grpo_trainer.py 写，测试用 numpy 从它们的[S540]
-    代码独立地再算一遍。
+    verl/trainer/ppo/core_algos.py 和 TRL（commit f2cd5771）的 trl/trainer/grpo_trainer.py 写，测试用 numpy 从它们的
+    代码独立地再算一遍[S518]。
     序列级的损失（GMPO）把一份解答的损失 l_i 抄到它的每一步，.dloss_dlogp 写成 |o_i| · ∂l_i/∂log π_t：
     聚合权重在一行里相同（losses.aggregation_weights），所以 Σ_t w_t l_i 的导数正好是 w_t · |o_i| · ∂l_i/∂log π_t
     （GSPO 也是这样，见 surrogates.gspo_surrogate）。
@@ -88,8 +88,8 @@ def gmpo_surrogate(log_ratio, adv, mask, eps_low=0.4, eps_high=0.4):
         （裁的是 log ρ：ρ ∈ [e^−0.4, e^0.4]）。TRL 的 GRPOTrainer 没有 GMPO，另有实验性的 GMPOTrainer[S544]
         （trl/experimental/gmpo/gmpo_trainer.py）。
     【参数】log_ratio：(B, L)；adv：(B,) 或 (B, L)；mask：(B, L) bool；eps_low、eps_high：≥ 0（log ρ 的裁剪区间）
-    【返回】Surrogate：clipped_low = x_t 被裁 & A < 0，clipped_high = x_t 被裁 & A > 0（verl 的 pg_clipfrac_lower /[S520]
-        pg_clipfrac）；另有 .dloss_dlogp、.seq_ratio（每份解答的 r_i）
+    【返回】Surrogate：clipped_low = x_t 被裁 & A < 0，clipped_high = x_t 被裁 & A > 0（verl 的 pg_clipfrac_lower /
+        pg_clipfrac[S520]）；另有 .dloss_dlogp、.seq_ratio（每份解答的 r_i）
     【例子】gmpo_surrogate(np.log([[1.1, 1.0]]), np.array([1.0]), np.ones((1, 2), bool)).seq_ratio → [√1.1 ≈ 1.0488]
     """
     m, x, a = _arrays(mask, log_ratio=log_ratio, adv=adv)
@@ -113,7 +113,7 @@ def gpg_surrogate(adv, logp, mask):
     """
     GPG（Chu et al. 2025，arXiv 2504.02546）：最朴素的策略梯度[S521] l = −A · log π，没有比率、没有裁剪。
 
-    【思路】导数 ∂l/∂log π = −A。verl policy_loss.loss_mode="gpg"（配 adv_estimator="gpg[S510]"：
+    【思路】导数 ∂l/∂log π = −A。verl policy_loss.loss_mode="gpg"（配 adv_estimator="gpg"[S510]：
         A = α (r − 组平均)，α = B / 奖励非零的份数，见 losses.group_advantages 的 "gpg"）。
         μ > 1 时也不看 π_old：每次更新都是同一个 −A ∇log π。TRL 没有 GPG；CS336 的 naive 损失是同一个公式[S502]
         （cs336.naive_policy_gradient_loss，它接受任何实数，这里的 log π 来自模型）。
@@ -139,7 +139,7 @@ def clip_cov_surrogate(log_ratio, adv, logp, mask, eps_low=0.2, eps_high=0.2, *,
     Clip-Cov（Cui et al. 2025，arXiv 2505.22617[S522] "The Entropy Mechanism of RL for Reasoning LMs"）：
     在 PPO 的裁剪损失上，再随机挑几个"协方差大"的步，截断它们的梯度。
 
-    【思路】verl policy_loss.loss_mode="clip_cov[S522]"：
+    【思路】verl policy_loss.loss_mode="clip_cov"[S522]：
             l_t = max(−ρA, −clip(ρ, 1 − ε_low, 1 + ε_high)A)        PPO 的裁剪损失（没有 dual-clip）
             cov_t = (A_t − mean A)(log π_t − mean log π)             mask 内求平均
             候选：lb < cov_t < ub、在 mask 内、没被 PPO 裁剪的步
@@ -181,7 +181,7 @@ def kl_cov_surrogate(log_ratio, adv, logp, mask, *, ratio=2e-4, coef=0.1):
     """
     KL-Cov（Cui et al. 2025，arXiv 2505.22617）[S522]：不裁剪；对协方差最大的几个步加一个 |log ρ| 的惩罚。
 
-    【思路】verl policy_loss.loss_mode="kl_cov[S522]"：
+    【思路】verl policy_loss.loss_mode="kl_cov"[S522]：
             l_t = −ρA                                 每一步（没有裁剪）
             l_t = −ρA + coef · |log ρ|               cov_t 最大的 k = max(1, ⌊ratio · N⌋) 步
         导数 −Aρ，被挑中的步再加 coef · sign(log ρ)（log ρ = 0 时 0，和 torch 的 abs 一样）。

@@ -58,7 +58,7 @@ PRESETS = types.MappingProxyType({
 """
 命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"，
 以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"，
-verl / TRL 的 "reinforce_pp_no_baseline[S508]"、"sapo"、"gmpo"、"gpg"、"clip_cov"、"kl_cov"。
+verl / TRL 的 "reinforce_pp_no_baseline"[S508]、"sapo"、"gmpo"、"gpg"、"clip_cov"、"kl_cov"。
 
 【例子】PRESETS["dapo"].eps_high → 0.28；diff_presets("grpo", "dapo") 看它们差在哪里。
 【Python 小知识】types.MappingProxyType 是字典的只读视图：PRESETS["my"] = ... 会报错，预设不会被意外改掉。

@@ -52,8 +52,8 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         dual-clip（Ye et al. 2019，arXiv 1912.09729；verl actor.clip_ratio_c，默认 3，必须 > 1）[S515]：上面的 min 对 A < 0、
         ρ 很大的步没有上限（−ρA 随 ρ 线性增长：一个已经被推得很高的坏动作会得到很大的梯度）。dual-clip 再加一个界：
             A < 0 时 l = min( max(−ρA, −clip(ρ)A), −c·A )，即 ρ > c 以后损失停在 −cA、梯度为 0。
-        verl 的 vanilla 损失总带着它（c 默认 3）[S515]。TRL 叫它 GRPOConfig.delta（INTELLECT-2 的 two-sided GRPO），默认 None[S536]
-        （不用）：它在取 min 之前把 ρ 截在 ≤ δ，δ > 1 + ε_high 时对 A < 0 的步正好是 c = δ 的 dual-clip，对 A > 0 的步
+        verl 的 vanilla 损失总带着它（c 默认 3）[S515]。TRL 叫它 GRPOConfig.delta（INTELLECT-2 的 two-sided GRPO），默认 None
+        （不用）[S536]：它在取 min 之前把 ρ 截在 ≤ δ，δ > 1 + ε_high 时对 A < 0 的步正好是 c = δ 的 dual-clip，对 A > 0 的步
         不起作用。本函数默认 clip_ratio_c=None（不用），RLConfig(clip_ratio_c=3.0)（预设 "ppo_dual_clip"）或
         RLConfig(delta=3.0) 打开它。
     【参数】ratio：ρ 数组；adv：A 数组（形状相同或可广播）；eps_low、eps_high：≥ 0（可以是 inf 表示不裁剪）；
