@@ -85,7 +85,7 @@ class RLConfig:
         "grpo", "优势", "优势：none（REINFORCE）/ mean（组平均基线）/ rloo（留一法）/ grpo（再除以标准差）",
         "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）[S501]；\"mean\"：A = r − 组平均（Dr. GRPO；"
         "TRL scale_rewards=\"none\"）[S554][S533]；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer[S544]；"
-        "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）[S506]；"
+        "verl adv_estimator=rloo）[S558]；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）[S506]；"
         "\"reinforce_pp\"：REINFORCE++ 带基线，先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
         "adv_estimator=reinforce_plus_plus_baseline，不是 verl 的 reinforce_plus_plus[S507]；奖励全相同的组减组平均后是 0，"
         "白化减去整批的均值：同组解答步数不同时它们的优势不再是 0，步数相同时仍是 0）；"
