@@ -224,8 +224,8 @@ class RLConfig:
         "δ > 1 + ε_high 时它就是 verl 的 dual-clip（actor.clip_ratio_c = δ），这里用同一个实现（clipped_surrogate 的 "
         "clip_ratio_c）；δ ≤ 1 + ε_high 时 TRL 连 A > 0 的步也截，本包不提供[S536]。只配 policy_loss=\"ppo\"、is_level=\"token\"，"
         "不能和 clip_ratio_c 同时给", above=1.0, off=(None,))
-    tau_pos: float = _option(1.0, "SAPO τ_pos", "SAPO 的门对 A > 0 的温度（> 0）", "verl actor.tau_pos；TRL sapo_temperature_pos[S539]", above=0.0)
-    tau_neg: float = _option(1.05, "SAPO τ_neg", "SAPO 的门对 A ≤ 0 的温度（> 0）", "verl actor.tau_neg；TRL sapo_temperature_neg[S518]", above=0.0)
+    tau_pos: float = _option(1.0, "SAPO τ_pos", "SAPO 的门对 A > 0 的温度（> 0）", "verl actor.tau_pos；TRL sapo_temperature_pos[S518][S539]", above=0.0)
+    tau_neg: float = _option(1.05, "SAPO τ_neg", "SAPO 的门对 A ≤ 0 的温度（> 0）", "verl actor.tau_neg；TRL sapo_temperature_neg[S518][S539]", above=0.0)
     clip_cov_ratio: float = _option(2e-4, "Clip-Cov 比例", "Clip-Cov 截断梯度的步占多少（> 0；至少 1 步）",
                                     "verl actor.policy_loss.clip_cov_ratio（默认 2e-4）[S522]", above=0.0)
     clip_cov_lb: float = _option(1.0, "Clip-Cov 下界", "Clip-Cov 只在协方差 > 它的步里挑",
