@@ -152,6 +152,18 @@ def test_missing_optional_package_does_not_fail(monkeypatch, capsys):
     assert "✗ [可选] nbval：没有安装" in out and "怎么办" in out and "1 项可选的没通过" in out
 
 
+def test_missing_test_package_points_to_make_test_not_make_lab(monkeypatch):
+    """make lab 只装 .[notebook]：缺测试的包（pytest、nbval……）时要说 make test 或 pip install -e ".[dev]"（issue 26）。"""
+    monkeypatch.setattr(importlib.metadata, "version", fake_version(missing={"nbval", "numpy"}))
+    monkeypatch.setattr(doctor, "_in_conda", lambda: False)
+    r = check_package(package("nbval"))
+    assert not r.ok and not r.required
+    assert "make test" in r.hint and '.[dev]' in r.hint and "make lab 不装" in r.hint
+    assert "运行 make lab" not in r.hint
+    r = check_package(package("numpy"))
+    assert "make lab" in r.hint and "make test" not in r.hint and 'pip install "numpy>=1.24"' in r.hint
+
+
 def test_wrong_version_and_missing_module(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "version", fake_version(versions={"matplotlib": "3.5.1"}))
     r = check_package(package("matplotlib"))

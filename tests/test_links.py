@@ -86,7 +86,9 @@ def headings(text):
 
 
 def anchors_of(path):
-    return {github_anchor(h) for h in headings(_text(path))}
+    """标题的锚点，加上显式的 HTML 锚点 <a id="…"></a>（来源表 sources.md 的每一行用它）。"""
+    text = _text(path)
+    return {github_anchor(h) for h in headings(text)} | set(re.findall(r'<a id="([^"]+)"></a>', text))
 
 
 def test_github_anchor_rule():

@@ -68,7 +68,8 @@ def _docstrings(path):
              if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_option":
-            found += [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            # 第 1、2 个参数是默认值和中文名（"verl"、"TRL δ" 是取值和名字，不是说法），从 help 起是说明
+            found += [a.value for a in node.args[2:] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
     return "\n\n".join(found)
 
 

@@ -124,10 +124,20 @@ def _in_conda():
     return os.path.isdir(os.path.join(sys.prefix, "conda-meta"))
 
 
-def _install_hint(requirement):
+def _install_hint(requirement, purpose="运行"):
+    """
+    缺了一个包时怎么办。
+
+    【思路】make lab 只装学生需要的 .[notebook]，不装测试的包（pytest、nbval……）；测试的包要 make test
+        （它装 .[dev]）或者 pip install -e ".[dev]"。所以按用途给出不同的建议。
+    【参数】requirement：例如 "pytest>=8"；purpose：Package.purpose（"运行" / "notebook" / "测试"）
+    """
     if _in_conda():
         return f'conda install -c conda-forge "{requirement}"（或在仓库根目录运行 conda env update -f environment.yml）'
-    return (f'在仓库根目录运行 make lab（会自动装好全部依赖），或者手动安装：'
+    if purpose == "测试":
+        return (f'在仓库根目录运行 make test（会装好开发和测试的依赖 .[dev]；make lab 不装它们），或者手动安装：'
+                f'"{sys.executable}" -m pip install -e ".[dev]"')
+    return (f'在仓库根目录运行 make lab（会自动装好运行和 notebook 的依赖），或者手动安装：'
             f'"{sys.executable}" -m pip install "{requirement}"')
 
 
@@ -159,13 +169,13 @@ def check_package(package):
     version = _version(package.dist)
     if version is None:
         return CheckResult(package.dist, False, f"没有安装（{purpose}，要求 {package.spec}）", package.required,
-                           _install_hint(requirement))
+                           _install_hint(requirement, package.purpose))
     if not satisfies(version, package.spec):
         return CheckResult(package.dist, False, f"{version} 版本不对（{purpose}，要求 {package.spec}）", package.required,
-                           _install_hint(requirement))
+                           _install_hint(requirement, package.purpose))
     if _find_spec(package.module) is None:
         return CheckResult(package.dist, False, f"{version} 登记为已安装，但找不到模块 {package.module}（安装不完整）",
-                           package.required, _install_hint(requirement) + "（可以先卸载再装）")
+                           package.required, _install_hint(requirement, package.purpose) + "（可以先卸载再装）")
     return CheckResult(package.dist, True, f"{version}（{purpose}，要求 {package.spec}）", package.required)
 
 

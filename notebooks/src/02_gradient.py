@@ -287,7 +287,7 @@ Table(["情境", "精确 ∂J/∂Δ_correct", "REINFORCE 估计"],
 # - `loss_agg="constant"`：每一步的权重都是同一个常数 $\frac{1}{B \cdot L_{\max}}$（Dr. GRPO 的做法）；
 # - `max_len=1`：把 $L_{\max}$ 取成 1。于是权重是 $\frac1B$：每份解答的各步直接**相加**，再对 $B$ 份平均，正是上面的 $\hat g$。
 #
-# `preset("reinforce")` 是"不减基线"的预设，奖励直接当权重。它默认按步**平均**（CS336 作业 5 的 `no_baseline`），
+# `preset("reinforce")` 是"不减基线"的预设，奖励直接当权重。它默认按步**平均**（CS336 作业 5 的 `no_baseline`）[S501](../lectures/sources.md#S501)，
 # 配上这两个选项才是 Williams（1992）按步**求和**的 REINFORCE。看输出：引擎梯度的负数和 $\hat g$ 是否相同（`True`）。
 
 # %%

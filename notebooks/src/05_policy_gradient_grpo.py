@@ -20,7 +20,7 @@
 # 看输出：REINFORCE、RLOO、GRPO 只差"优势怎么算"这一个选项。最后一行的 $\mu$ 是每批样本做几次梯度更新（`mu`）：
 # 这个 notebook 里都是 $\mu = 1$，每批样本只用一次；$\mu > 1$ 是第 06 个 notebook 的内容。
 #
-# 这里的 REINFORCE（`reinforce` 预设）是"不减基线"：奖励直接当权重，每份解答按步平均（CS336 作业 5 的 `no_baseline`）；
+# 这里的 REINFORCE（`reinforce` 预设）是"不减基线"：奖励直接当权重，每份解答按步平均（CS336 作业 5 的 `no_baseline`）[S501](../lectures/sources.md#S501)；
 # Williams（1992）原来的 REINFORCE 按步求和，见第 02 个 notebook 第 5 节。
 
 # %%
@@ -72,7 +72,7 @@ print(f"共同的默认值：每次迭代 {cfg.batch_problems} 道题 × 每题 
 # | `"rloo"` | $r_i - \frac{1}{G-1}\sum_{j\ne i} r_j = \frac{G}{G-1}(r_i - \bar r)$ | RLOO（留一法） |
 # | `"grpo"` | $\dfrac{r_i - \bar r}{\operatorname{std}(r) + \epsilon}$ | GRPO（std 是样本标准差，除以 $G-1$；$\epsilon$ = `std_eps`） |
 #
-# **Dr. GRPO**（Liu et al. 2025，"GRPO Done Right"）指出 GRPO 的两处偏差并去掉它们：优势不除以标准差（就是 `"mean"`），
+# **Dr. GRPO**（Liu et al. 2025，"GRPO Done Right"）[S554](../lectures/sources.md#S554)指出 GRPO 的两处偏差并去掉它们：优势不除以标准差（就是 `"mean"`），
 # 损失不按每份解答的步数平均，而除以一个常数（讲义第 6 节「REINFORCE、RLOO、GRPO、Dr. GRPO：优势与它们的偏差」；预设 `dr_grpo`）。
 #
 # 结果奖励时，一份解答的**每一步**都用同一个 $A_i$。引擎每一步的损失是 $-\rho_{i,t} A_i$（$\rho$ 是重要性比率，$\mu = 1$ 时恰好是 1），
@@ -107,7 +107,7 @@ print(f"GRPO 第 1 份：(1 − 0.25) / 0.5 = {0.75 / 0.5:.4f}；分母加上 ε
 # GRPO 的数比 $(r_i - \bar r)/\operatorname{std}$ 略小一点，是因为分母里加了 $\epsilon$（输出最后一行）。
 #
 # 前两组都只有"一份和别人不同"。GRPO 的优势是组平均基线的 $1/\operatorname{std}$ 倍：除以标准差等于给每道题一个权重 $1/\operatorname{std}$。
-# 几乎全对或几乎全错的题，std 小，权重反而大（Dr. GRPO 论文说的"难度偏差"）。
+# 几乎全对或几乎全错的题，std 小，权重反而大（Dr. GRPO 论文说的"难度偏差"）[S554](../lectures/sources.md#S554)。
 
 # %% [markdown]
 # ## 2. 基线和方差：这个玩具里的实际情况
@@ -266,7 +266,7 @@ for m in ("grpo", "none"):
     print(f"只看这些组，{m} 的梯度范数：{np.linalg.norm(grad):.4g}")
 
 # %% [markdown]
-# 模型越强，一组 8 份全对的题越多，这样的组就越多。训练记录里的 `zero_std` 列（TRL 叫 `frac_reward_zero_std`）就是每次迭代里它们的比例。
+# 模型越强，一组 8 份全对的题越多，这样的组就越多。训练记录里的 `zero_std` 列（TRL 叫 `frac_reward_zero_std`）[S533](../lectures/sources.md#S533)就是每次迭代里它们的比例。
 #
 # 看图和输出：这个比例随训练上升；对 GRPO 来说，这些组里的样本白采了（第 06 个 notebook 的"动态采样"就是为它设计的）。
 

@@ -11,7 +11,7 @@
                   truncated_is_weights（losses 转出它们：losses.clipped_surrogate 是同一个函数）
     peer_losses.py verl / TRL 的其他策略损失：SAPO、GMPO（geo_mean）、GPG、Clip-Cov、KL-Cov、VESPO，rollout 修正
     peer_advantages.py REINFORCE++（带 / 不带基线）、OPO、GPG 的优势，整批白化 whiten
-    cs336.py      CS336 作业 5 的函数：−A log π、SFT 的 −log π、masked_mean / masked_normalize、小批的梯度累积
+    cs336.py      CS336 作业 5 的函数[S500]：−A log π、SFT 的 −log π、masked_mean / masked_normalize、小批的梯度累积
     critic.py     价值表 V[t, c, ok]、GAE(γ, λ)、价值损失、精确价值 V*（第 6 讲 8.5 节，预设 ppo_critic）
     kernel.py     把这些公式用链式法则接起来，得到对 Δ 表 (12, 3) 的精确梯度（policy_loss、score_vectors）
     filtering.py  玩具解答的奖励（step_rewards）；采样一批组，动态采样（DAPO）丢掉奖励全相同的组再补采

@@ -76,163 +76,169 @@ class RLConfig:
     """
     iterations: int = _option(200, "迭代次数", "迭代次数（≥ 0）", low=0)
     batch_problems: int = _option(32, "每次的题数", "每次迭代训练用几道题（≥ 1）",
-                                  "TRL 里是 per_device_train_batch_size / num_generations", low=1)
+                                  "TRL 里是 per_device_train_batch_size / num_generations[S531]", low=1)
     group_size: int = _option(8, "组大小 G", "每道题采样几份解答 G（≥ 2）",
-                              "TRL num_generations；verl actor_rollout_ref.rollout.n", low=2)
+                              "TRL num_generations；verl actor_rollout_ref.rollout.n[S525]", low=2)
     lr: float = _option(2.0, "学习率", "学习率（有限、≥ 0）",
-                        "TRL learning_rate。optimizer='sgd' 时参数 −= lr × 梯度；真实系统用 AdamW", low=0.0)
+                        "TRL learning_rate[S531]。optimizer='sgd' 时参数 −= lr × 梯度；真实系统用 AdamW", low=0.0)
     advantage: str = _option(
         "grpo", "优势", "优势：none（REINFORCE）/ mean（组平均基线）/ rloo（留一法）/ grpo（再除以标准差）",
-        "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）；\"mean\"：A = r − 组平均（Dr. GRPO；"
-        "TRL scale_rewards=\"none\"）；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer；"
-        "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）；"
-        "\"reinforce_pp\"：先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
-        "adv_estimator=reinforce_plus_plus_baseline；奖励全相同的组白化后不再是 0）；"
-        "\"reinforce_pp_no_baseline\"：折扣回报 γ^{|o|−1−t}·r（γ = gamma），不减组平均，直接整批白化（verl "
-        "adv_estimator=reinforce_plus_plus）；\"opo\"：A = r − Σ|o_j| r_j / Σ|o_j|，按长度加权的组基线（verl adv_estimator=opo）；"
-        "\"gpg\"：A = α (r − 组平均)，α = B / 奖励非零的份数（verl adv_estimator=gpg）。这三个 TRL 都没有；"
-        "\"gae\"：学到的价值表 V(s) 和 GAE(γ, λ)，再整批白化（verl adv_estimator=gae；见 rl/critic.py）",
+        "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）[S501]；\"mean\"：A = r − 组平均（Dr. GRPO；"
+        "TRL scale_rewards=\"none\"）[S554][S533]；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer[S544]；"
+        "verl adv_estimator=rloo）[S558]；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）[S506]；"
+        "\"reinforce_pp\"：REINFORCE++ 带基线，先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
+        "adv_estimator=reinforce_plus_plus_baseline，不是 verl 的 reinforce_plus_plus[S507]；奖励全相同的组减组平均后是 0，"
+        "白化减去整批的均值：同组解答步数不同时它们的优势不再是 0，步数相同时仍是 0）；"
+        "\"reinforce_pp_no_baseline\"：verl 叫 REINFORCE++ 的另一个估计：折扣回报 γ^{|o|−1−t}·r（γ = gamma），"
+        "不减组平均，直接整批白化（verl adv_estimator=reinforce_plus_plus）[S508]；\"opo\"：A = r − Σ|o_j| r_j / Σ|o_j|，按长度加权的组基线（verl adv_estimator=opo）[S509]；"
+        "\"gpg\"：A = α (r − 组平均)，α = B / 奖励非零的份数（verl adv_estimator=gpg）[S510]。这三个 TRL 都没有[S533]；"
+        "\"gae\"：学到的价值表 V(s) 和 GAE(γ, λ)，再整批白化（verl adv_estimator=gae；见 rl/critic.py）[S511]",
         ADVANTAGE_ESTIMATORS)
     scale_rewards: str = _option(
         "group", "标准差范围", "GRPO 的标准差：group（同组）/ batch（整批）/ none（不除）",
-        "只对 advantage=\"grpo\" 有用。\"group\" 是 TRL 默认；\"batch\" 是 TRL scale_rewards=\"batch\"：组中心化的奖励除以"
+        "只对 advantage=\"grpo\" 有用。\"group\" 是 TRL 默认[S533]；\"batch\" 是 TRL scale_rewards=\"batch\"：组中心化的奖励除以"
         "整批奖励的标准差（这不是 verl 的 REINFORCE++，那个是 advantage=\"reinforce_pp\"）；"
-        "\"none\" 等于 \"mean\"（verl norm_adv_by_std_in_grpo=False）", SCALES)
-    std_eps: float = _option(1e-4, "std_eps", "除以标准差时加的小数（> 0）", "TRL 用 1e-4，verl 用 1e-6", above=0.0)
+        "\"none\" 等于 \"mean\"（verl norm_adv_by_std_in_grpo=False）[S506]", SCALES)
+    std_eps: float = _option(1e-4, "std_eps", "除以标准差时加的小数（> 0）", "TRL 用 1e-4，verl 用 1e-6[S506]", above=0.0)
     loss_agg: str = _option(
-        "seq-mean", "损失聚合", "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO），或 verl / TRL 的名字",
+        "seq-mean", "损失聚合", "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO），或 verl / TRL 的名字[S534]",
         "完整的归一化表见 losses.AGGREGATION_TABLE（B 份解答，第 i 份 |o_i| 步）。"
         "\"seq-mean\"（= verl \"seq-mean-token-mean\" = TRL loss_type=\"grpo\"）：Σ_i (Σ_t l / |o_i|) / B；"
         "\"token-mean\"（= verl \"token-mean\" = TRL \"dapo\" / \"bnpo\"，单卡）：Σ l / Σ|o_i|；"
         "\"constant\"（= TRL \"dr_grpo\"）：Σ l / (B × L_max)，L_max = 训练题里最长的步数（相当于 TRL 的 "
-        "max_completion_length）；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
-        "不除以 B，所以是 constant 的 B 倍（verl actor.loss_scale_factor 可以换掉 L_max，选项 loss_scale_factor）；verl "
+        "max_completion_length）[S534]；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
+        "不除以 B，所以是 constant 的 B 倍（verl actor.loss_scale_factor 可以换掉 L_max，选项 loss_scale_factor）[S514]；verl "
         "\"seq-mean-token-sum\"：Σ_i Σ_t l / B。有全空的行时 verl 的两个 seq-mean-* 只除以非空的行数（core_algos.py agg_loss 的 "
-        "seq_mask），TRL grpo 和本包 seq-mean 除以 B；TRL \"luspo\"：Σ_i |o_i| l_i / B（配 is_level=\"sequence\"）", AGGREGATIONS)
+        "seq_mask），TRL grpo 和本包 seq-mean 除以 B[S514]；TRL \"luspo\"：Σ_i |o_i| l_i / B（配 is_level=\"sequence\"）[S534]", AGGREGATIONS)
     mu: int = _option(1, "每批更新次数 μ", "每批数据更新几次 μ（≥ 1）",
-                      "TRL num_iterations；verl ppo_epochs。μ = 1 时 ρ ≡ 1，裁剪不会发生", low=1)
+                      "TRL num_iterations；verl ppo_epochs[S525]。μ = 1 时 ρ ≡ 1，裁剪不会发生", low=1)
     clip: bool = _option(True, "裁剪", "是否裁剪重要性比率",
                          "False 时损失是 −ρA，即带重要性采样的策略梯度")
     eps_low: float = _option(0.2, "ε_low", "裁剪下界 1 − eps_low（0 ~ 1）",
-                             "TRL epsilon；verl clip_ratio_low", low=0.0, high=1.0)
+                             "TRL epsilon；verl clip_ratio_low[S524]", low=0.0, high=1.0)
     eps_high: float = _option(0.2, "ε_high", "裁剪上界 1 + eps_high（≥ 0；DAPO 0.28）",
-                              "TRL epsilon_high；verl clip_ratio_high", low=0.0)
+                              "TRL epsilon_high；verl clip_ratio_high[S524]", low=0.0)
     beta: float = _option(0.0, "KL 系数 β", "KL 惩罚系数 β（≥ 0）",
-                          "TRL beta（0.19 版起默认 0，之前 0.04）；verl kl_loss_coef（use_kl_loss）", low=0.0)
+                          "TRL beta（0.19 版起默认 0，之前 0.04）[S532]；verl kl_loss_coef（use_kl_loss）", low=0.0)
     kl_estimator: str = _option("k3", "KL 估计", "损失里的 KL 估计：k1 / k2 / k3（Schulman）",
-                                "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）",
+                                "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）[S523]",
                                 KL_ESTIMATORS)
     dynamic_sampling: bool = _option(False, "动态采样", "动态采样（DAPO）：丢掉奖励全相同的组，再采新题补满",
-                                     "verl 的 DAPO recipe：algorithm.filter_groups.enable（main_ppo 没有）")
+                                     "verl 的 DAPO recipe：algorithm.filter_groups.enable（main_ppo 没有）[S529]")
     max_draws: int = _option(10, "最多采几批", "动态采样时每次迭代最多采几批（≥ 1）",
-                             "到了上限就用已经凑到的组训练。verl 的 DAPO recipe：algorithm.filter_groups.max_num_gen_batches", low=1)
+                             "到了上限就用已经凑到的组训练。verl 的 DAPO recipe：algorithm.filter_groups.max_num_gen_batches[S529]", low=1)
     gen_batch_scale: int = _option(
         1, "每批采几倍的题", "每批采样挑 gen_batch_scale × batch_problems 道题（≥ 1；DAPO 3）",
         "verl data.gen_batch_size = gen_batch_scale × data.train_batch_size（verl 的 DAPO recipe；docs/algo/dapo.md 的例子是 "
-        "1536 = 3 × 512，commit b178a3cd 第 73–76 行）。开了动态采样时，从一批里留下最多 batch_problems 组奖励不全相同的组，"
-        "不够再采下一批；没开动态采样时一批全部用来训练（verl 也是这样：verl/trainer/ppo/ray_trainer.py 第 350 行，训练数据按 gen_batch_size 一批批取出）", low=1)
+        "1536 = 3 × 512，commit b178a3cd 第 73–76 行）[S529]。开了动态采样时，从一批里留下最多 batch_problems 组奖励不全相同的组，"
+        "不够再采下一批；没开动态采样时一批全部用来训练（verl 也是这样：verl/trainer/ppo/ray_trainer.py 第 350 行，训练数据按 gen_batch_size 一批批取出）[S529]", low=1)
     reward: str = _option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = _option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
-                                  "verl actor.entropy_coeff；TRL entropy_coef（f2cd5771 的 grpo_config.py:866；"
-                                  "TRL 总是按 token 平均熵，不管 loss_type，本包按 loss_agg 的权重）")
+                                  "verl actor.entropy_coeff；TRL entropy_coef（2026-07-04 的提交 34c7f0d85 加入，f2cd5771 的 grpo_config.py:866）[S542]；"
+                                  "TRL 总是按 token 平均熵，不管 loss_type，本包按 loss_agg 的权重")
     temperature: float = _option(1.0, "温度", "采样和计算损失用的温度（> 0）",
-                                 "TRL temperature。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
+                                 "TRL temperature[S531]。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
     optimizer: str = _option(
         "sgd", "优化器", "优化器：sgd（参数 −= lr × 梯度）/ adam",
-        "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW "
+        "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW[S527] "
         "去掉权重衰减），lr 要小得多（约 0.05）。Adam 对梯度的整体缩放不敏感，比较 Dr. GRPO 和 GRPO 时值得打开",
         OPTIMIZERS)
     seed: int = _option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来", low=0)
     # ---- 第 6 讲 8.5–8.9 节：critic + GAE、GSPO、CISPO、dual-clip、异步（陈旧）采样 ----
     policy_loss: str = _option(
         "ppo", "策略损失", "策略损失：ppo / gspo / cispo，或 sapo / geo_mean / gpg / clip_cov / kl_cov / vespo",
-        "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）；"
+        "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）[S515]；"
         "\"gspo\"：losses.gspo_surrogate，s_i = exp(mean_t log ρ)，按序列裁剪，裁剪区间用 seq_eps_low / seq_eps_high"
-        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\"）；"
-        "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"），"
+        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\" 配 loss_type=\"grpo\"，见选项 is_level）[S516][S537]；"
+        "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"）[S517][S538]，"
         "怎么裁剪由 cispo_clip 决定；"
         "\"sapo\"：peer_losses.sapo_surrogate，光滑的门 σ(τ(ρ−1))·4/τ 代替裁剪（verl loss_mode=\"sapo\"，verl 固定按解答平均；"
-        "TRL loss_type=\"sapo\"）；\"geo_mean\"：GMPO，peer_losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均"
-        "（verl loss_mode=\"geo_mean\"，verl 不看聚合，等于 loss_agg=\"seq-mean\"；TRL 只有实验性的 GMPOTrainer）；\"gpg\"：l = −A log π"
-        "（verl loss_mode=\"gpg\"；TRL 没有）；\"clip_cov\" / \"kl_cov\"：按协方差挑步截断梯度 / 加 |log ρ| 惩罚"
-        "（verl loss_mode=\"clip_cov\" / \"kl_cov\"，verl/trainer/ppo/core_algos.py；TRL 没有）；\"vespo\"："
-        "序列级比率的 Gamma 权重 φ(w)·(−A log π)（TRL loss_type=\"vespo\"，trl/trainer/grpo_trainer.py；verl 没有）",
+        "TRL loss_type=\"sapo\"）[S518][S539]；\"geo_mean\"：GMPO，peer_losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均"
+        "（verl loss_mode=\"geo_mean\"，verl 不看聚合，等于 loss_agg=\"seq-mean\"；TRL 只有实验性的 GMPOTrainer）[S520][S544]；\"gpg\"：l = −A log π"
+        "（verl loss_mode=\"gpg\"；TRL 没有）[S521]；\"clip_cov\" / \"kl_cov\"：按协方差挑步截断梯度 / 加 |log ρ| 惩罚"
+        "（verl loss_mode=\"clip_cov\" / \"kl_cov\"，verl/trainer/ppo/core_algos.py；TRL 没有）[S522]；\"vespo\"："
+        "序列级比率的 Gamma 权重 φ(w)·(−A log π)（TRL loss_type=\"vespo\"，trl/trainer/grpo_trainer.py；verl 没有）[S540]",
         POLICY_LOSSES)
     seq_eps_low: float = _option(3e-4, "GSPO ε_low", "GSPO 序列级比率的裁剪下界 1 − seq_eps_low（0 ~ 1）",
-                                 "GSPO 论文和 verl 的 gspo 示例用 3e-4（序列级比率离 1 很近，区间要小得多）", low=0.0, high=1.0)
+                                 "GSPO 论文和 verl 的 gspo 示例用 3e-4[S516]（序列级比率离 1 很近，区间要小得多）", low=0.0, high=1.0)
     seq_eps_high: float = _option(4e-4, "GSPO ε_high", "GSPO 序列级比率的裁剪上界 1 + seq_eps_high（≥ 0）",
-                                  "GSPO 论文和 verl 的 gspo 示例用 4e-4", low=0.0)
+                                  "GSPO 论文和 verl 的 gspo 示例用 4e-4[S516]", low=0.0)
     cispo_clip: str = _option(
-        "verl", "CISPO 的裁剪", "CISPO 的权重怎么裁剪：verl（夹在 [1 − eps_low, 1 + eps_high]）/ trl（只从上面截在 eps_high）",
+        "verl", "CISPO 的裁剪", "CISPO 的权重怎么裁剪：verl[S517]（夹在 [1 − eps_low, 1 + eps_high]）/ trl（只从上面截在 eps_high）",
         "\"verl\"：w = clip(ρ, 1 − eps_low, 1 + eps_high)；\"trl\"：w = min(ρ, eps_high)（TRL clamp(ρ, max=epsilon_high)，"
-        "它的文档建议 cispo 用 epsilon_high = 5.0）", CISPO_CLIPS)
+        "它的文档建议 cispo 用 epsilon_high = 5.0）[S538]", CISPO_CLIPS)
     clip_ratio_c: float = _option(
         None, "dual-clip c", "dual-clip 的界 c（None = 不用；> 1）：A < 0 的步损失最多 −c·A",
-        "Ye et al. 2019（arXiv 1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失默认就开着，TRL 没有）。"
+        "Ye et al. 2019（arXiv:1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失总带着它）[S515]；"
+        "TRL 叫它 delta（GRPOConfig.delta，INTELLECT-2 的 two-sided GRPO，默认 None 即不用：先把 ρ 截在 ≤ δ 再取 min，"
+        "δ > 1 + ε_high 时对 A < 0 的步正好是这里的 c，见选项 delta）[S536]。"
         "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))
     gamma: float = _option(1.0, "折扣 γ", "折扣 γ（0 ~ 1；只对 advantage=\"gae\" / \"reinforce_pp_no_baseline\"）",
-                           "verl algorithm.gamma（默认 1.0）；Spinning Up gamma（0.99）", low=0.0, high=1.0)
+                           "verl algorithm.gamma（默认 1.0）[S511]；Spinning Up gamma（0.99）", low=0.0, high=1.0)
     lam: float = _option(1.0, "GAE λ", "GAE 的 λ（0 ~ 1；只对 advantage=\"gae\"）：1 = 蒙特卡洛回报减 V，0 = 一步 TD",
-                         "verl algorithm.lam（默认 1.0）；Spinning Up lam（0.97）", low=0.0, high=1.0)
+                         "verl algorithm.lam（默认 1.0）[S511]；Spinning Up lam（0.97）", low=0.0, high=1.0)
     critic_lr: float = _option(0.1, "critic 学习率", "价值表 V(s) 的学习率（Adam；有限、≥ 0；只对 advantage=\"gae\"）",
-                               "verl critic.optim.lr；Spinning Up vf_lr。价值表用自己的 Adam，和策略的优化器分开", low=0.0)
+                               "verl critic.optim.lr；Spinning Up vf_lr[S526]。价值表用自己的 Adam，和策略的优化器分开", low=0.0)
     vf_coef: float = _option(1.0, "价值损失系数", "价值损失 ½(V − 回报)² 的系数（> 0；只对 advantage=\"gae\"）",
-                             "TRL PPOConfig vf_coef（默认 0.1，策略和价值共用一个网络时才要紧）；"
+                             "TRL 实验性的 PPOConfig（trl.experimental.ppo）vf_coef（默认 0.1[S555]，策略和价值共用一个网络时才要紧）；"
                              "这里价值表是单独的，用 Adam 训练，系数几乎不影响更新的大小", above=0.0)
     on_short: str = _option(
         "train", "凑不满时", "动态采样采了 max_draws 批还凑不满时：train（用凑到的组训练）/ raise（报错停下）",
-        "\"train\" 是原来的做法；\"raise\" 和 verl 一样停下（verl 在 max_num_gen_batches 用完时抛错）。"
+        "\"train\" 是原来的做法；\"raise\" 和 verl 一样停下（verl 在 max_num_gen_batches 用完时抛错）[S529]。"
         "凑不满的次数记在 history.meta[\"short_batches\"]", ON_SHORT)
     staleness: int = _option(0, "陈旧步数 k", "用 k 次更新之前的策略采样（异步 RL；≥ 0，0 = 同步）",
                              "k > 0 时每步再乘截断的重要性比率 min(π_old / π_behaviour, tis_cap)"
-                             "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略", low=0)
+                             "（verl rollout correction / TIS）[S528]；π_old 是这次迭代开始时的策略", low=0)
     tis_cap: float = _option(2.0, "TIS 上限 C", "截断的重要性比率的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
-                             "verl rollout_is_threshold（默认 2.0）；TIS 的 C", above=0.0, off=(None, math.inf))
+                             "verl rollout_is_threshold（默认 2.0）；TIS 的 C[S528]", above=0.0, off=(None, math.inf))
     rollout_is: str = _option(
         "token", "rollout IS 级别", "陈旧采样的重要性比率：token（逐步 min(ρ_t, C)）/ sequence（整份解答 min(Π ρ_t, C)）",
         "verl algorithm.rollout_correction.rollout_is（verl/trainer/ppo/rollout_corr_helper.py）；TRL vllm_importance_sampling_mode"
-        " 的 token_truncate 对应 \"token\"。只对 staleness > 0（= 0 时 π_old = π_behaviour，权重恒为 1）", IS_LEVELS)
+        " 的 token_truncate 对应 \"token\"[S543]。只对 staleness > 0（= 0 时 π_old = π_behaviour，权重恒为 1）", IS_LEVELS)
     rollout_rs: str = _option(
         None, "rollout 拒绝", "陈旧采样的拒绝采样：None（不拒绝）/ token_k1（π_behaviour/π_old 不在 [1/τ, τ] 的步去掉）",
-        "verl algorithm.rollout_correction.rollout_rs=\"token_k1\"：被拒绝的步从 mask 去掉（不进损失，也不算进聚合的分母）。"
-        "verl 的其他 seq_* 选项本包没有", ("token_k1",), off=(None,))
+        "verl algorithm.rollout_correction.rollout_rs=\"token_k1\"：被拒绝的步从 mask 去掉（不进损失，也不算进聚合的分母）[S528]。"
+        "verl 的其他 seq_* 选项本包没有[S528]", ("token_k1",), off=(None,))
     rollout_rs_threshold: float = _option(2.0, "拒绝的界 τ", "拒绝采样的界 τ（> 1；下界 1/τ）",
-                                          "verl rollout_rs_threshold（一个数 τ 时下界是 1/τ；verl 的 \"下界_上界\" 写法本包没有）",
+                                          "verl rollout_rs_threshold（一个数 τ 时下界是 1/τ；verl 的 \"下界_上界\" 写法本包没有）[S528]",
                                           above=1.0)
     loss_scale_factor: int = _option(
         None, "聚合的分母", "seq-mean-token-sum-norm 的分母（None = 补齐后的长度 L；≥ 1）",
-        "verl actor.loss_scale_factor：训练中用同一个常数代替随批变化的 L。只配 loss_agg=\"seq-mean-token-sum-norm\"",
+        "verl actor.loss_scale_factor：训练中用同一个常数代替随批变化的 L[S514]。只配 loss_agg=\"seq-mean-token-sum-norm\"",
         low=1, off=(None,))
 
     # ---- verl / TRL 的其他损失（peer_losses.py）。verl 的名字在 verl/workers/config/actor.py，TRL 的在 trl/trainer/grpo_config.py ----
     is_level: str = _option(
         "token", "比率的级别", "重要性比率：token（每步的 ρ）/ sequence（每份解答 s = exp(mean_t log ρ)）",
-        "TRL importance_sampling_level（trl/trainer/grpo_config.py）。\"sequence\" 可配 policy_loss=\"ppo\"（裁剪区间仍是 "
-        "eps_low / eps_high，这就是 TRL 的 GSPO；verl 的 \"gspo\" 用 seq_eps_low / seq_eps_high）、\"cispo\"、\"sapo\"；"
-        "gspo、geo_mean、vespo 自己就是序列级的，不接受它。序列级时裁剪比例按 TRL 的算法数**解答**（被裁的解答 / B），"
-        "verl 的 \"gspo\" 数的是步", IS_LEVELS)
+        "TRL importance_sampling_level（trl/trainer/grpo_config.py）[S537]。\"sequence\" 可配 policy_loss=\"ppo\"（裁剪区间仍是 "
+        "eps_low / eps_high；verl 的 \"gspo\" 用 seq_eps_low / seq_eps_high）、\"cispo\"、\"sapo\"[S537]。"
+        "TRL 的 GSPO 是 importance_sampling_level=\"sequence\" 配 loss_type=\"grpo\"（本包 loss_agg=\"seq-mean\"，"
+        "to_trl 照 loss_agg 换算）：配 \"bnpo\" / \"dr_grpo\" / \"dapo\" / \"cispo\" 时 TRL 警告这些损失把每步的贡献加起来，"
+        "等于按解答长度给序列加权，不再是论文的按序列的目标[S537]。"
+        "gspo、geo_mean、vespo 自己就是序列级的，不接受它[S516]。序列级时裁剪比例按 TRL 的算法数**解答**（被裁的解答 / B），"
+        "verl 的 \"gspo\" 数的是步[S537]", IS_LEVELS)
     delta: float = _option(
-        None, "TRL δ", "TRL 的 delta（None = 不用；> 1 + eps_high）：A < 0 的步 ρ 最多算到 δ",
-        "TRL GRPOConfig.delta（INTELLECT-2，arXiv 2505.07291；trl/trainer/grpo_trainer.py 把 ρ clamp 到 ≤ δ 再取 min）。"
+        None, "TRL δ", "TRL 的 delta（None = 不用；> 1 + eps_high）：A < 0 的步 ρ 最多算到 δ[S536]",
+        "TRL GRPOConfig.delta（INTELLECT-2，arXiv 2505.07291；trl/trainer/grpo_trainer.py 把 ρ clamp 到 ≤ δ 再取 min）[S536]。"
         "δ > 1 + ε_high 时它就是 verl 的 dual-clip（actor.clip_ratio_c = δ），这里用同一个实现（clipped_surrogate 的 "
-        "clip_ratio_c）；δ ≤ 1 + ε_high 时 TRL 连 A > 0 的步也截，本包不提供。只配 policy_loss=\"ppo\"、is_level=\"token\"，"
+        "clip_ratio_c）；δ ≤ 1 + ε_high 时 TRL 连 A > 0 的步也截，本包不提供[S536]。只配 policy_loss=\"ppo\"、is_level=\"token\"，"
         "不能和 clip_ratio_c 同时给", above=1.0, off=(None,))
-    tau_pos: float = _option(1.0, "SAPO τ_pos", "SAPO 的门对 A > 0 的温度（> 0）", "verl actor.tau_pos；TRL sapo_temperature_pos", above=0.0)
-    tau_neg: float = _option(1.05, "SAPO τ_neg", "SAPO 的门对 A ≤ 0 的温度（> 0）", "verl actor.tau_neg；TRL sapo_temperature_neg", above=0.0)
+    tau_pos: float = _option(1.0, "SAPO τ_pos", "SAPO 的门对 A > 0 的温度（> 0）", "verl actor.tau_pos；TRL sapo_temperature_pos[S518][S539]", above=0.0)
+    tau_neg: float = _option(1.05, "SAPO τ_neg", "SAPO 的门对 A ≤ 0 的温度（> 0）", "verl actor.tau_neg；TRL sapo_temperature_neg[S518][S539]", above=0.0)
     clip_cov_ratio: float = _option(2e-4, "Clip-Cov 比例", "Clip-Cov 截断梯度的步占多少（> 0；至少 1 步）",
-                                    "verl actor.policy_loss.clip_cov_ratio（默认 2e-4）", above=0.0)
+                                    "verl actor.policy_loss.clip_cov_ratio（默认 2e-4）[S522]", above=0.0)
     clip_cov_lb: float = _option(1.0, "Clip-Cov 下界", "Clip-Cov 只在协方差 > 它的步里挑",
-                                 "verl actor.policy_loss.clip_cov_lb（默认 1.0）")
+                                 "verl actor.policy_loss.clip_cov_lb（默认 1.0）[S522]")
     clip_cov_ub: float = _option(5.0, "Clip-Cov 上界", "Clip-Cov 只在协方差 < 它的步里挑",
-                                 "verl actor.policy_loss.clip_cov_ub（默认 5.0）")
+                                 "verl actor.policy_loss.clip_cov_ub（默认 5.0）[S522]")
     kl_cov_ratio: float = _option(2e-4, "KL-Cov 比例", "KL-Cov 加惩罚的步占多少（> 0；至少 1 步）",
-                                  "verl actor.policy_loss.kl_cov_ratio（默认 2e-4）", above=0.0)
-    ppo_kl_coef: float = _option(0.1, "KL-Cov 系数", "KL-Cov 的 |log ρ| 惩罚系数", "verl actor.policy_loss.ppo_kl_coef（默认 0.1）", low=0.0)
-    vespo_k_pos: float = _option(2.0, "VESPO k+", "VESPO：A ≥ 0 时的幂 k（≥ 0）", "TRL vespo_k_pos（默认 2）", low=0.0)
-    vespo_lambda_pos: float = _option(3.0, "VESPO λ+", "VESPO：A ≥ 0 时的衰减 λ", "TRL vespo_lambda_pos（默认 3）", low=0.0)
-    vespo_k_neg: float = _option(3.0, "VESPO k−", "VESPO：A < 0 时的幂 k（≥ 0）", "TRL vespo_k_neg（默认 3）", low=0.0)
-    vespo_lambda_neg: float = _option(2.0, "VESPO λ−", "VESPO：A < 0 时的衰减 λ", "TRL vespo_lambda_neg（默认 2）", low=0.0)
+                                  "verl actor.policy_loss.kl_cov_ratio（默认 2e-4）[S522]", above=0.0)
+    ppo_kl_coef: float = _option(0.1, "KL-Cov 系数", "KL-Cov 的 |log ρ| 惩罚系数", "verl actor.policy_loss.ppo_kl_coef（默认 0.1）[S522]", low=0.0)
+    vespo_k_pos: float = _option(2.0, "VESPO k+", "VESPO：A ≥ 0 时的幂 k（≥ 0）", "TRL vespo_k_pos（默认 2）[S540]", low=0.0)
+    vespo_lambda_pos: float = _option(3.0, "VESPO λ+", "VESPO：A ≥ 0 时的衰减 λ", "TRL vespo_lambda_pos（默认 3）[S540]", low=0.0)
+    vespo_k_neg: float = _option(3.0, "VESPO k−", "VESPO：A < 0 时的幂 k（≥ 0）", "TRL vespo_k_neg（默认 3）[S540]", low=0.0)
+    vespo_lambda_neg: float = _option(2.0, "VESPO λ−", "VESPO：A < 0 时的衰减 λ", "TRL vespo_lambda_neg（默认 2）[S540]", low=0.0)
 
     def __new__(cls, *args, **kwargs):
         names = [f.name for f in dataclasses.fields(cls)]
@@ -260,14 +266,14 @@ class RLConfig:
 
     def to_trl(self, ignore=()):
         """
-        同一个算法在 TRL 里的写法：trl.GRPOConfig 的关键字参数（TRL 提交 f2cd5771；对照表是 peers.ROWS，讲义 8.11 节）。
+        同一个算法在 TRL 里的写法：trl.GRPOConfig 的关键字参数[S531]（TRL 提交 f2cd5771；对照表是 peers.ROWS，讲义 8.11 节）。
 
         【思路】逐个选项查 peers.ROWS：有对应的换成 TRL 的名字和值（group_size → num_generations，
-            batch_problems × group_size → per_device_train_batch_size，iterations × mu → max_steps……）；
+            batch_problems × group_size → per_device_train_batch_size，iterations × mu → max_steps……）[S531]；
             在这个配置里不起作用的选项跳过（β = 0 时的 kl_estimator……）。
         【参数】ignore：不转换的选项名（元组）。它们没有对应也不报错，结果里也没有它们，TRL 用自己的默认值
         【返回】dict {GRPOConfig 的字段: 值}；模型、数据、output_dir、max_completion_length 由你自己补上
-        【边界】TRL 没有对应的选项（动态采样、critic、过程奖励、陈旧采样……）一起报一个中文的 ValueError，
+        【边界】TRL 没有对应的选项（动态采样、critic、过程奖励、陈旧采样……）[S545]一起报一个中文的 ValueError，
             每个写明选项、值和原因，并给出写好的 ignore=(...)；ignore 里不是选项名的报 ValueError。
             玩具的 lr = 2 和 optimizer="sgd" 照样换算（optim="sgd"）：真实模型一般写 ignore=("lr", "optimizer")。
         【例子】
@@ -281,17 +287,17 @@ class RLConfig:
 
     def to_verl(self, ignore=(), as_dict=False):
         """
-        同一个算法在 verl 里的写法：python -m verl.trainer.main_ppo 后面的 Hydra 覆盖项（verl 提交 b178a3cd）。
+        同一个算法在 verl 里的写法：python -m verl.trainer.main_ppo[S525] 后面的 Hydra 覆盖项（verl 提交 b178a3cd）。
 
-        【思路】和 to_trl 一样逐个选项查 peers.ROWS，名字是 verl 配置里的完整路径（actor_rollout_ref.actor.clip_ratio_low……）。
+        【思路】和 to_trl 一样逐个选项查 peers.ROWS，名字是 verl 配置里的完整路径（actor_rollout_ref.actor.clip_ratio_low……）[S524]。
         【参数】ignore：不转换的选项名（同 to_trl）；as_dict：True 时返回 {路径: 值}，否则返回 "路径=值" 的列表
         【返回】list of str（可以直接粘在命令后面）或 dict；模型、数据、micro batch 大小由你自己补上
-        【边界】同 to_trl：verl 没有对应的选项（动态采样、scale_rewards="batch"、loss_agg="constant"……）一起报中文的 ValueError。
+        【边界】同 to_trl：verl 没有对应的选项（动态采样、scale_rewards="batch"、loss_agg="constant"……）[S529]一起报中文的 ValueError。
         【例子】
             PRESETS["gspo"].to_verl()[-3:]
             # → ['actor_rollout_ref.actor.policy_loss.loss_mode=gspo', 'actor_rollout_ref.actor.clip_ratio_low=0.0003',
             #    'actor_rollout_ref.actor.clip_ratio_high=0.0004']
-            print("python -m verl.trainer.main_ppo", *PRESETS["grpo"].to_verl())   # 一整行命令
+            print("python -m verl.trainer.main_ppo", *PRESETS["grpo"].to_verl())   # 一整行命令[S516]
         """
         out = to_peer(self, "verl", ignore)
         return out if as_bool("as_dict", as_dict) else [f"{k}={hydra_value(v)}" for k, v in out.items()]

@@ -1,8 +1,8 @@
 """
-CS336 作业 5（stanford-cs336/assignment5-alignment）要学生写的几个函数，numpy 版，值和导数写在一起。
+CS336 作业 5（stanford-cs336/assignment5-alignment）要学生写的几个函数[S500]，numpy 版，值和导数写在一起。
 
 【思路】CS336 的函数对象是 torch 张量，靠 autograd 求导；这里每个函数都直接给出对 log π 的导数，
-    输入接受任何有限的实数（CS336 的测试用随机正态数当 log π，可以 > 0）。测试把 CS336 自己的快照测试
+    输入接受任何有限的实数（CS336 的测试用随机正态数当 log π，可以 > 0）[S503]。测试把 CS336 自己的快照测试[S500]
     （tests/_snapshots/*.npz）经过适配器跑在这些函数上。
         naive_policy_gradient_loss    −A · log π                        （compute_naive_policy_gradient_loss）
         policy_gradient_loss          no_baseline / reinforce_with_baseline / grpo_clip
@@ -31,10 +31,10 @@ def _finite(name, value):
 
 def naive_policy_gradient_loss(raw_rewards_or_advantages, policy_log_probs):
     """
-    每个 token 的策略梯度损失 l = −A · log π（CS336 compute_naive_policy_gradient_loss），和导数 ∂l/∂log π = −A。
+    每个 token 的策略梯度损失 l = −A · log π（CS336 compute_naive_policy_gradient_loss）[S502]，和导数 ∂l/∂log π = −A。
 
     【思路】REINFORCE 的"替代损失"：它的梯度 −A ∇log π 就是策略梯度（取负号，因为要最小化）。
-        和 peer_losses.gpg_surrogate 是同一个公式；这里接受任何实数的 log π（CS336 的测试用正态随机数），
+        和 peer_losses.gpg_surrogate 是同一个公式；这里接受任何实数的 log π（CS336 的测试用正态随机数）[S503]，
         而 CISPO 在 ρ = 1 时虽然值相同，却要求 log π ≤ 0（它是概率的对数）。
     【参数】raw_rewards_or_advantages：(B, 1) 或能和 policy_log_probs 广播的数组；policy_log_probs：(B, L)
     【返回】Surrogate(loss, 全 False, 全 False)，另有 .dloss_dlogp = −A（广播成 (B, L)）
@@ -55,7 +55,7 @@ def naive_policy_gradient_loss(raw_rewards_or_advantages, policy_log_probs):
 def policy_gradient_loss(policy_log_probs, loss_type, raw_rewards=None, advantages=None, old_log_probs=None,
                          cliprange=None):
     """
-    CS336 compute_policy_gradient_loss：按 loss_type 选每个 token 的损失，连同 ∂l/∂log π。
+    CS336 compute_policy_gradient_loss[S501]：按 loss_type 选每个 token 的损失，连同 ∂l/∂log π。
 
     【思路】"no_baseline"：−r · log π；"reinforce_with_baseline"：−A · log π（A 由调用者算好，比如组平均基线）；
         "grpo_clip"：−min(ρA, clip(ρ, 1 − ε, 1 + ε)A)，ρ = exp(log π − log π_old)（就是 clipped_surrogate，
@@ -109,10 +109,10 @@ def _masked(values, mask, axis):
 
 def masked_mean(values, mask, axis=None, empty="zero"):
     """
-    mask 内元素的平均（CS336 masked_mean）：Σ x·m / Σ m，沿 axis（None = 全部）。
+    mask 内元素的平均（CS336 masked_mean）[S504]：Σ x·m / Σ m，沿 axis（None = 全部）。
 
     【思路】一整行都被 mask 掉时 Σ m = 0，两种约定本函数都有：
-            empty="nan"：0 / 0 = NaN —— CS336 的写法（torch 的除法不报错，结果是 nan）；
+            empty="nan"：0 / 0 = NaN —— CS336 的写法（torch 的除法不报错，结果是 nan）[S504]；
             empty="zero"：记为 0 —— 本包的约定（losses.aggregation_weights 也这样：空行对损失的贡献是 0，
                 一个空的小批不会让参数变成 NaN）。
     【参数】values、mask：同形状（mask 是 bool 或 0/1）；axis：None 或一维的下标；empty："zero" / "nan"
@@ -129,9 +129,9 @@ def masked_mean(values, mask, axis=None, empty="zero"):
 
 def masked_normalize(values, mask, normalize_constant=1.0, axis=None):
     """
-    mask 内元素的和除以一个常数（CS336 masked_normalize）：Σ x·m / c。
+    mask 内元素的和除以一个常数（CS336 masked_normalize）[S504]：Σ x·m / c。
 
-    【思路】Dr. GRPO 的"常数归一化"：分母不随长度变。c 可以是任何正数（CS336 的测试用 42）。
+    【思路】Dr. GRPO 的"常数归一化"：分母不随长度变。c 可以是任何正数（CS336 的测试用 42）[S503]。
     【参数】values、mask：同形状；normalize_constant：> 0；axis：None 或一维的下标
     【返回】float 或数组
     【例子】masked_normalize([[1.0, 3.0]], [[1, 0]], 2.0) → 0.5
@@ -150,7 +150,7 @@ class MicroStep(NamedTuple):
 
 def microbatch_train_step(per_token, response_mask, gradient_accumulation_steps, normalize_constant=None, grad=None):
     """
-    一个小批（microbatch）的损失和导数：CS336 的 grpo_microbatch_train_step / sft_microbatch_train_step。
+    一个小批（microbatch）的损失和导数：CS336 的 grpo_microbatch_train_step / sft_microbatch_train_step[S505]。
 
     【思路】每个 token 的损失 l（policy_gradient_loss 或 sft_loss 的结果）先在每行内合成一个数，再对行平均，
         最后除以梯度累积的步数 n（n 个小批的梯度加起来，等于一个大批的平均）：
@@ -161,8 +161,8 @@ def microbatch_train_step(per_token, response_mask, gradient_accumulation_steps,
     【参数】per_token：带 .loss 和 .dloss_dlogp 的结果（(B, L)）；response_mask：(B, L)；
         gradient_accumulation_steps：≥ 1 的整数；normalize_constant：None 或 > 0；grad：None 或 (B, L) 的浮点数组
     【返回】MicroStep(loss, dloss_dlogp)
-    【边界】全空的行：normalize_constant=None 时按本包的约定记为 0（CS336 会得到 NaN，见 masked_mean）。
-    【例子】microbatch_train_step(sft_loss(lp), mask, 2, normalize_constant=1.0)：CS336 的 sft_microbatch_train_step
+    【边界】全空的行：normalize_constant=None 时按本包的约定记为 0（CS336 会得到 NaN，见 masked_mean）[S504]。
+    【例子】microbatch_train_step(sft_loss(lp), mask, 2, normalize_constant=1.0)：CS336 的 sft_microbatch_train_step[S505]
     """
     n = as_int("gradient_accumulation_steps", gradient_accumulation_steps, low=1)
     l, d = _finite("per_token.loss", per_token.loss), _finite("per_token.dloss_dlogp", per_token.dloss_dlogp)

@@ -4,7 +4,7 @@
 【思路】step_rewards 从玩具的解答（sampler.Rollouts）读出奖励：最终答案对不对，或者每一步对不对。
     一组 G 份解答的奖励全相同（全对或全错）时，组内优势全是 0，这一组对梯度没有贡献，
     只是让一批里"有用的组"变少。动态采样把这样的组丢掉，再采新题，直到凑满 batch_problems 组
-    （最多采 max_draws 批；多出来的组截掉，verl 也是这样）。不开动态采样时只采一批、全部用来训练。
+    （最多采 max_draws 批；多出来的组截掉，verl 也是这样）[S529]。不开动态采样时只采一批、全部用来训练。
 """
 
 import dataclasses
@@ -102,7 +102,7 @@ def draw_size(cfg, n_problems, name="训练题"):
 def draw_groups(model, batch, cfg, rng):
     """
     一次迭代的采样：随机挑 gen_batch_scale × batch_problems 道题，每题采样 G 份；开了动态采样就丢掉奖励全相同的组，
-    最多留 batch_problems 组，不够再采下一批（verl 的 filter_groups；每批的大小是 verl 的 data.gen_batch_size）。
+    最多留 batch_problems 组，不够再采下一批（verl 的 filter_groups；每批的大小是 verl 的 data.gen_batch_size）[S529]。
 
     【参数】model：TrainableLLM；batch：sampler.ProblemBatch（全部训练题）；cfg：RLConfig；rng：numpy Generator
     【返回】Draws(drawn, kept, n_constant)

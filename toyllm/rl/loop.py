@@ -267,7 +267,7 @@ class _Critic:
         self.paths = correct_paths(batch) if cfg.reward == "outcome" else None     # 精确价值 V* 只对结果奖励
 
     def advantages(self, roll, r, probs, problems):
-        """GAE 的优势（verl 把它整批白化），记下这批的状态和回报；返回 (优势, 价值表对 V* 的均方根误差，更新前)。"""
+        """GAE 的优势（verl 把它整批白化）[S511]，记下这批的状态和回报；返回 (优势, 价值表对 V* 的均方根误差，更新前)。"""
         cfg = self.cfg
         self.mask, self.idx, self.losses = roll.mask, critic.state_index(roll, self.shape[0]), []
         values = np.where(roll.mask, self.table[self.idx], 0.0)

@@ -1,10 +1,10 @@
 """
-verl 和 TRL 里另外几种策略损失（SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO）和 rollout 修正，每个连同对本步 log π 的导数。
+verl 和 TRL 里另外几种策略损失[S518]（SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO）和 rollout 修正，每个连同对本步 log π 的导数。
 
 【思路】和 surrogates.py 一样：输入是普通的 (B, L) 数组，输出 Surrogate(loss, clipped_low, clipped_high)，
     挂上 .dloss_dlogp；objective.rl_objective 只用它。公式照 verl（commit b178a3cd）的
     verl/trainer/ppo/core_algos.py 和 TRL（commit f2cd5771）的 trl/trainer/grpo_trainer.py 写，测试用 numpy 从它们的
-    代码独立地再算一遍。
+    代码独立地再算一遍[S518]。
     序列级的损失（GMPO）把一份解答的损失 l_i 抄到它的每一步，.dloss_dlogp 写成 |o_i| · ∂l_i/∂log π_t：
     聚合权重在一行里相同（losses.aggregation_weights），所以 Σ_t w_t l_i 的导数正好是 w_t · |o_i| · ∂l_i/∂log π_t
     （GSPO 也是这样，见 surrogates.gspo_surrogate）。
@@ -18,7 +18,7 @@ from .._checks import as_float_array, as_real
 from .surrogates import Surrogate, truncated_is_weights
 
 LOG_RATIO_BOUND = 20.0
-"""verl 的 SAPO、CISPO 和 rollout 修正先把 log ρ 夹在 [−20, 20]（core_algos.py、rollout_corr_helper.py 的 SAFETY_BOUND）。"""
+"""verl 的 SAPO、CISPO 和 rollout 修正先把 log ρ 夹在 [−20, 20]（core_algos.py、rollout_corr_helper.py 的 SAFETY_BOUND）[S519]。"""
 
 
 def _arrays(mask, **named):
@@ -46,17 +46,17 @@ def _none(m):
 
 def sapo_surrogate(log_ratio, adv, mask, tau_pos=1.0, tau_neg=1.05):
     """
-    SAPO（Qwen 团队 2025，arXiv 2511.20347）：用一条光滑的"门"代替硬裁剪。
+    SAPO（Qwen 团队 2025，arXiv 2511.20347）[S518]：用一条光滑的"门"代替硬裁剪。
 
     【思路】ρ = exp(clip(log ρ, −20, 20))，τ = τ_pos（A > 0）或 τ_neg（A ≤ 0）：
             f(ρ) = σ(τ (ρ − 1)) · 4 / τ          ρ = 1 时 f = 2/τ、斜率 1（和 −ρA 在 ρ = 1 处一样）
             l = − f(ρ) · A                       导数 ∂l/∂log π = − A · 4σ(1 − σ) · ρ
         ρ 离 1 越远，斜率 4σ(1 − σ) 越小：离策略的步被慢慢"关掉"，而不是一刀切成 0。
-        verl policy_loss.loss_mode="sapo"（actor.tau_pos = 1.0、tau_neg = 1.05；它固定用 seq-mean-token-mean 聚合）；
-        TRL loss_type="sapo"（sapo_temperature_pos = 1.0、sapo_temperature_neg = 1.05；按解答平均，和 "grpo" 一样）。
-        TRL 不夹 log ρ；两者只在 |log ρ| > 20 时不同。
+        verl policy_loss.loss_mode="sapo"（actor.tau_pos = 1.0、tau_neg = 1.05；它固定用 seq-mean-token-mean 聚合）[S518]；
+        TRL loss_type="sapo"（sapo_temperature_pos = 1.0、sapo_temperature_neg = 1.05；按解答平均，和 "grpo" 一样）[S539]。
+        TRL 不夹 log ρ；两者只在 |log ρ| > 20 时不同[S539]。
     【参数】log_ratio：(B, L) log π_θ − log π_old；adv：(B,) 或 (B, L)；mask：(B, L) bool；tau_pos、tau_neg：> 0
-    【返回】Surrogate（clipped_low / high 全是 False：没有硬裁剪，verl 记 pg_clipfrac = 0），另有 .dloss_dlogp、.gate = f(ρ)
+    【返回】Surrogate（clipped_low / high 全是 False：没有硬裁剪，verl 记 pg_clipfrac = 0[S518]），另有 .dloss_dlogp、.gate = f(ρ)
     【例子】sapo_surrogate(np.zeros((1, 1)), np.array([1.0]), np.ones((1, 1), bool)).loss → [[−2.0]]；
         .dloss_dlogp → [[−1.0]]（ρ = 1 时和 PPO 的梯度相同）
     """
@@ -76,20 +76,20 @@ def sapo_surrogate(log_ratio, adv, mask, tau_pos=1.0, tau_neg=1.05):
 
 def gmpo_surrogate(log_ratio, adv, mask, eps_low=0.4, eps_high=0.4):
     """
-    GMPO（Zhao et al. 2025，arXiv 2507.20673）：一份解答的比率是每步（裁剪后的）比率的几何平均。
+    GMPO（Zhao et al. 2025，arXiv 2507.20673）[S520]：一份解答的比率是每步（裁剪后的）比率的几何平均。
 
-    【思路】verl policy_loss.loss_mode="geo_mean" 的做法，x_t = log ρ_t，s = sign(A_t)：
+    【思路】verl policy_loss.loss_mode="geo_mean" 的做法[S520]，x_t = log ρ_t，s = sign(A_t)：
             x̃_t = s · min(s · x_t, s · clip(x_t, −ε_low, ε_high))      在 log 空间、按 A 的符号只裁一边
             r_i = exp( Σ_t x̃_t / |o_i| )，Ā_i = Σ_t A_t / |o_i|
             l_i = − Ā_i · r_i，loss = mean_i l_i（verl 用 torch.mean：全空的行也算在 B 里）
         ∂l_i/∂log π_t = − Ā_i r_i / |o_i|（x_t 没被裁时），否则 0。这里把 l_i 抄到每一步，
-        .dloss_dlogp = − Ā_i r_i（见模块说明）；配 loss_agg="seq-mean"（除以 B）正好是 verl 的数。
-        verl 的 GMPO 示例（examples/gmpo_trainer/run_qwen2_5-7b_math.sh）用 clip_ratio_low = clip_ratio_high = 0.4
-        （裁的是 log ρ：ρ ∈ [e^−0.4, e^0.4]）。TRL 的 GRPOTrainer 没有 GMPO，另有实验性的 GMPOTrainer
+        .dloss_dlogp = − Ā_i r_i（见模块说明）；配 loss_agg="seq-mean"（除以 B）正好是 verl 的数[S520]。
+        verl 的 GMPO 示例（examples/gmpo_trainer/run_qwen2_5-7b_math.sh）用 clip_ratio_low = clip_ratio_high = 0.4[S520]
+        （裁的是 log ρ：ρ ∈ [e^−0.4, e^0.4]）。TRL 的 GRPOTrainer 没有 GMPO，另有实验性的 GMPOTrainer[S544]
         （trl/experimental/gmpo/gmpo_trainer.py）。
     【参数】log_ratio：(B, L)；adv：(B,) 或 (B, L)；mask：(B, L) bool；eps_low、eps_high：≥ 0（log ρ 的裁剪区间）
     【返回】Surrogate：clipped_low = x_t 被裁 & A < 0，clipped_high = x_t 被裁 & A > 0（verl 的 pg_clipfrac_lower /
-        pg_clipfrac）；另有 .dloss_dlogp、.seq_ratio（每份解答的 r_i）
+        pg_clipfrac[S520]）；另有 .dloss_dlogp、.seq_ratio（每份解答的 r_i）
     【例子】gmpo_surrogate(np.log([[1.1, 1.0]]), np.array([1.0]), np.ones((1, 2), bool)).seq_ratio → [√1.1 ≈ 1.0488]
     """
     m, x, a = _arrays(mask, log_ratio=log_ratio, adv=adv)
@@ -111,11 +111,11 @@ def gmpo_surrogate(log_ratio, adv, mask, eps_low=0.4, eps_high=0.4):
 
 def gpg_surrogate(adv, logp, mask):
     """
-    GPG（Chu et al. 2025，arXiv 2504.02546）：最朴素的策略梯度 l = −A · log π，没有比率、没有裁剪。
+    GPG（Chu et al. 2025，arXiv 2504.02546）：最朴素的策略梯度[S521] l = −A · log π，没有比率、没有裁剪。
 
-    【思路】导数 ∂l/∂log π = −A。verl policy_loss.loss_mode="gpg"（配 adv_estimator="gpg"：
+    【思路】导数 ∂l/∂log π = −A。verl policy_loss.loss_mode="gpg"（配 adv_estimator="gpg"[S510]：
         A = α (r − 组平均)，α = B / 奖励非零的份数，见 losses.group_advantages 的 "gpg"）。
-        μ > 1 时也不看 π_old：每次更新都是同一个 −A ∇log π。TRL 没有 GPG；CS336 的 naive 损失是同一个公式
+        μ > 1 时也不看 π_old：每次更新都是同一个 −A ∇log π。TRL 没有 GPG；CS336 的 naive 损失是同一个公式[S502]
         （cs336.naive_policy_gradient_loss，它接受任何实数，这里的 log π 来自模型）。
     【参数】adv：(B,) 或 (B, L)；logp：(B, L) log π_θ；mask：(B, L) bool
     【返回】Surrogate（不裁剪），另有 .dloss_dlogp = −A
@@ -136,21 +136,21 @@ def _covariance(adv, logp, mask):
 def clip_cov_surrogate(log_ratio, adv, logp, mask, eps_low=0.2, eps_high=0.2, *, ratio=2e-4, lb=1.0, ub=5.0,
                        rng=None):
     """
-    Clip-Cov（Cui et al. 2025，arXiv 2505.22617 "The Entropy Mechanism of RL for Reasoning LMs"）：
+    Clip-Cov（Cui et al. 2025，arXiv 2505.22617[S522] "The Entropy Mechanism of RL for Reasoning LMs"）：
     在 PPO 的裁剪损失上，再随机挑几个"协方差大"的步，截断它们的梯度。
 
-    【思路】verl policy_loss.loss_mode="clip_cov"：
+    【思路】verl policy_loss.loss_mode="clip_cov"[S522]：
             l_t = max(−ρA, −clip(ρ, 1 − ε_low, 1 + ε_high)A)        PPO 的裁剪损失（没有 dual-clip）
             cov_t = (A_t − mean A)(log π_t − mean log π)             mask 内求平均
             候选：lb < cov_t < ub、在 mask 内、没被 PPO 裁剪的步
             从候选里**随机**挑 k = max(⌊ratio · N⌋, 1) 个（N = mask 内的步数），l_t 乘 0
         协方差大的步（好动作的概率已经高、或坏动作的概率已经低）是熵下降的主要来源；截断它们的梯度让熵降得慢。
-        verl 用 torch.randperm 挑（没有种子参数），这里用传进来的 numpy Generator，所以可以重现。
-        默认值是 verl 的：clip_cov_ratio = 2e-4、clip_cov_lb = 1、clip_cov_ub = 5（verl/workers/config/actor.py）。
+        verl 用 torch.randperm 挑（没有种子参数）[S522]，这里用传进来的 numpy Generator，所以可以重现。
+        默认值是 verl 的：clip_cov_ratio = 2e-4、clip_cov_lb = 1、clip_cov_ub = 5（verl/workers/config/actor.py）[S522]。
     【参数】log_ratio、logp：(B, L)；adv：(B,) 或 (B, L)；mask：(B, L) bool；eps_low、eps_high：≥ 0；
         ratio：> 0；lb < ub；rng：numpy.random.Generator（必须给）
     【返回】Surrogate：clipped_low / high 是 PPO 的裁剪（同 clipped_surrogate）；另有 .dloss_dlogp、
-        .selected（被挑中、梯度截断的步；verl 的 pg_clipfrac 就是它在 mask 内的比例）
+        .selected（被挑中、梯度截断的步；verl 的 pg_clipfrac 就是它在 mask 内的比例[S522]）
     【例子】clip_cov_surrogate(lr, A, logp, m, rng=np.random.default_rng(0)).selected.sum() → 1（N < 1 万步时）
     """
     m, lr, a, lp = _arrays(mask, log_ratio=log_ratio, adv=adv, logp=logp)
@@ -179,15 +179,15 @@ def clip_cov_surrogate(log_ratio, adv, logp, mask, eps_low=0.2, eps_high=0.2, *,
 
 def kl_cov_surrogate(log_ratio, adv, logp, mask, *, ratio=2e-4, coef=0.1):
     """
-    KL-Cov（Cui et al. 2025，arXiv 2505.22617）：不裁剪；对协方差最大的几个步加一个 |log ρ| 的惩罚。
+    KL-Cov（Cui et al. 2025，arXiv 2505.22617）[S522]：不裁剪；对协方差最大的几个步加一个 |log ρ| 的惩罚。
 
-    【思路】verl policy_loss.loss_mode="kl_cov"：
+    【思路】verl policy_loss.loss_mode="kl_cov"[S522]：
             l_t = −ρA                                 每一步（没有裁剪）
             l_t = −ρA + coef · |log ρ|               cov_t 最大的 k = max(1, ⌊ratio · N⌋) 步
         导数 −Aρ，被挑中的步再加 coef · sign(log ρ)（log ρ = 0 时 0，和 torch 的 abs 一样）。
         挑选是确定的（torch.topk）；协方差相同的步，这里取下标小的（torch.topk 没有规定并列时取哪个，
         玩具里同一情境、同一做法、同一优势的步协方差相同，并列很常见）。
-        默认值是 verl 的：kl_cov_ratio = 2e-4、ppo_kl_coef = 0.1（verl/workers/config/actor.py 的 PolicyLossConfig）。
+        默认值是 verl 的：kl_cov_ratio = 2e-4、ppo_kl_coef = 0.1（verl/workers/config/actor.py 的 PolicyLossConfig）[S522]。
     【参数】log_ratio、logp：(B, L)；adv：(B,) 或 (B, L)；mask：(B, L) bool；ratio：> 0；coef：≥ 0
     【返回】Surrogate（不裁剪），另有 .dloss_dlogp、.selected（加了惩罚的步）
     【例子】μ = 1 时 log ρ = 0：惩罚和它的导数都是 0，KL-Cov 就是 −ρA
@@ -211,16 +211,16 @@ def kl_cov_surrogate(log_ratio, adv, logp, mask, *, ratio=2e-4, coef=0.1):
 
 def vespo_surrogate(log_ratio, adv, logp, mask, k_pos=2.0, lambda_pos=3.0, k_neg=3.0, lambda_neg=2.0):
     """
-    VESPO（TRL loss_type="vespo"，arXiv 2602.10693）：序列级比率 w 的光滑 Gamma 权重 φ(w)，不求导，乘 −A log π。
+    VESPO（TRL loss_type="vespo"，arXiv 2602.10693）[S540]：序列级比率 w 的光滑 Gamma 权重 φ(w)，不求导，乘 −A log π。
 
-    【思路】TRL GRPOTrainer.get_gamma_weights 的做法：
+    【思路】TRL GRPOTrainer.get_gamma_weights 的做法[S540]：
             log w_i = clip( Σ_t clip(log ρ_t, −20, 20),  log 1e-8, 20 )      是"和"，不是平均
             k, λ = (k_pos, λ_pos)（A ≥ 0）或 (k_neg, λ_neg)（A < 0）；λ 至少 1e-4
             φ = exp( λ + k log w − λ w )                φ(1) = 1；w 离 1 越远 φ 越小
             l_t = − sg(φ_i) · A · log π_t               导数 ∂l/∂log π = −φ_i A（和 CISPO 一样，梯度总是流过 log π）
         TRL 用 dapo 的聚合（全局步数），对应 loss_agg="token-mean"；TRL 要求 importance_sampling_level="token"
         （它自己在里面算序列级的 w）。默认值是 TRL 的：vespo_k_pos = 2、vespo_lambda_pos = 3、vespo_k_neg = 3、
-        vespo_lambda_neg = 2（trl/trainer/grpo_config.py）。verl 没有 VESPO。
+        vespo_lambda_neg = 2（trl/trainer/grpo_config.py）[S540]。verl 没有 VESPO[S540]。
     【参数】log_ratio、logp：(B, L)；adv：(B,) 或 (B, L)；mask：(B, L) bool；k_pos、k_neg：≥ 0；lambda_pos、lambda_neg：≥ 0
     【返回】Surrogate（不裁剪），另有 .dloss_dlogp、.phi（每步的 φ，同一份解答相同）
     【例子】μ = 1 时 w = 1、φ = 1：VESPO 就是 −A log π（GPG 的损失）
@@ -246,7 +246,7 @@ def rollout_correction(logp_old, logp_behaviour, mask, level="token", cap=2.0, r
     """
     rollout 修正：π_old 和采样策略 π_behaviour 不同时（异步、推理引擎的数值误差），每步的权重和被拒绝的步。
 
-    【思路】verl 的 rollout_corr_helper.py（compute_rollout_correction_weights、compute_rollout_rejection_mask），
+    【思路】verl 的 rollout_corr_helper.py[S528]（compute_rollout_correction_weights、compute_rollout_rejection_mask），
         log r_t = clip(log π_old − log π_behaviour, −20, 20)：
             level="token"：w_t = min(π_old / π_behaviour, C)           逐步的 TIS（有偏、方差小；就是 truncated_is_weights，
                                                                         它不先夹 ±20，只在 log r < −20 时和 verl 不同）

@@ -1,10 +1,10 @@
 """
-对照表 peers.ROWS 的格式（Rule、Row 和造格子的几个函数），以及 verl / TRL 其他损失的选项的行（第 6 讲 8.10、8.11 节）。
+对照表 peers.ROWS 的格式（Rule、Row 和造格子的几个函数），以及 verl / TRL 其他损失的选项的行[S528]（第 6 讲 8.10、8.11 节）。
 
 【思路】peers.py 写玩具原来的选项（和它们的新取值：advantage="opo"、policy_loss="sapo"……），这里写 8.10 节新加的
     选项：rollout 修正、loss_scale_factor、is_level、delta、SAPO 的 τ、Clip-Cov / KL-Cov 的参数、VESPO 的参数。
     peers.ROWS = peers 里的行 + LOSS_ROWS；ACTIVE 也一样合起来。每一格的出处都是固定提交里的"文件:行"：
-    TRL f2cd5771，verl b178a3cd（tests/peer_names.json 存着那一行的原文，tests/test_peers.py 核对）。
+    TRL f2cd5771，verl b178a3cd[S531]（tests/peer_names.json 存着那一行的原文，tests/test_peers.py 核对）。
 【例子】[r.verl.names for r in LOSS_ROWS if r.option == "tau_pos"]    # → [('actor_rollout_ref.actor.tau_pos',)]
 """
 
@@ -36,7 +36,7 @@ class Rule(NamedTuple):
 
 
 class Row(NamedTuple):
-    """ROWS 的一行：RLConfig 的选项 option、它管的取值 value（ANY 或一组取值）、TRL 一格、verl 一格。"""
+    """ROWS 的一行：RLConfig 的选项 option、它管的取值 value（ANY 或一组取值）、TRL 一格、verl 一格[S531]。"""
     option: str
     value: object
     trl: Rule

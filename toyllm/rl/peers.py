@@ -1,26 +1,26 @@
 """
-从玩具到真实的运行：RLConfig 的每个选项在 TRL 和 verl 里叫什么（第 6 讲 8.11 节）。
+从玩具到真实的运行：RLConfig 的每个选项在 TRL 和 verl 里叫什么[S531]（第 6 讲 8.11 节）。
 
 【思路】在玩具上找到合适的预设以后，下一步是在真实模型上跑同一个算法。ROWS 是一张表：每一行是 RLConfig 的一个选项
     （或者选项的一个取值），写着它在 TRL 的 GRPOConfig 和 verl 的 PPO 训练器（python -m verl.trainer.main_ppo 的
-    Hydra 配置）里叫什么、值怎样换算、出处（固定提交里的"文件:行"）。RLConfig.to_trl() / to_verl() 只是逐行查这张表；
+    Hydra 配置）里叫什么、值怎样换算、出处（固定提交里的"文件:行"）[S525]。RLConfig.to_trl() / to_verl() 只是逐行查这张表；
     讲义 8.11 节的对照表也由它生成（tools/make_lecture_figures.py），所以两者不会对不上。
     固定的提交：TRL f2cd5771（GRPOConfig 从 transformers 的 TrainingArguments 继承的字段：transformers 5.25.0），
-    verl b178a3cd。tests/peer_names.json 存着从这两个提交取出的名字和被引用的行，tools/peer_names.py 重新生成它。
+    verl b178a3cd[S531]。tests/peer_names.json 存着从这两个提交取出的名字和被引用的行，tools/peer_names.py 重新生成它。
     表的格式（Rule、Row）和 8.10 节新加的选项（is_level、delta、τ、Clip-Cov / KL-Cov / VESPO 的参数、rollout 修正）
     的行在 peer_rows.py；这里是玩具原来的选项，连同它们的新取值（advantage="opo"、policy_loss="sapo"……）。
 【每个选项的三种情况】
     1. 有对应：换算成对方的名字和值。
     2. 不起作用：这个配置里它不影响算法（ACTIVE：β = 0 时的 kl_estimator、不开动态采样时的 max_draws……），跳过。
-    3. 没有对应：对方没有同一个公式（TRL 没有动态采样和 critic，两边都没有过程奖励……）。所有这样的选项一起报一个
+    3. 没有对应：对方没有同一个公式（TRL 没有动态采样和 critic，两边都没有过程奖励……）[S545]。所有这样的选项一起报一个
        ValueError，逐个写出选项、值和原因；确实不要它们时把名字放进 ignore，结果里就没有它们（对方按它自己的做法）。
     玩具自己的设定也照样换算（optimizer="sgd"、lr = 2：两边都能用 torch 的 SGD）。真实模型想用对方的 AdamW 和学习率时，
     写 ignore=("lr", "optimizer")。
 【对方的默认值和玩具不同】有开关的一并写出：TRL lr_scheduler_type="constant"（默认线性衰减到 0）、
-    max_grad_norm=0（默认按梯度范数 1.0 裁剪）、β > 0 时 use_bias_correction_kl=False（TRL 1.10.0 起默认 True）；
-    verl 的 weight_decay = 0（默认 0.01）。没有开关的写在表的说明里：verl 按梯度范数裁剪（grad_clip 默认 1.0）、
-    vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）。
-    批大小按单卡写；多卡时 TRL 的每卡批大小要除以卡数。
+    max_grad_norm=0（默认按梯度范数 1.0 裁剪）、β > 0 时 use_bias_correction_kl=False（f2cd5771 的默认也是 False，写出来是为了不随版本变）[S557]；
+    verl 的 weight_decay = 0（默认 0.01）[S556]。没有开关的写在表的说明里：verl 按梯度范数裁剪（grad_clip 默认 1.0）、
+    vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）[S556]。
+    批大小按单卡写；多卡时 TRL 的每卡批大小要除以卡数[S531]。
 【例子】
     PRESETS["grpo"].to_trl()["num_generations"]                     # → 8
     PRESETS["gspo"].to_verl(as_dict=True)["actor_rollout_ref.actor.policy_loss.loss_mode"]   # → "gspo"
@@ -47,9 +47,9 @@ def _kind(c):
 
 
 _TRL_OWN_AGG = {"cispo": ("dapo", "token-mean"), "vespo": ("dapo", "token-mean"), "sapo": ("grpo", "seq-mean")}
-"""TRL 的这几个损失自己就是一种 loss_type，聚合跟着它（grpo_trainer.py:3124、3139）：(同样聚合的 loss_type, 本包的名字)。"""
+"""TRL 的这几个损失自己就是一种 loss_type，聚合跟着它（grpo_trainer.py:3124、3139）[S534]：(同样聚合的 loss_type, 本包的名字)。"""
 _VERL_OWN_AGG = {"gspo": 1313, "sapo": 1396, "geo_mean": 1707}
-"""verl 的这几个 loss_mode 不看 loss_agg_mode，按解答平均（core_algos.py 的行号）。"""
+"""verl 的这几个 loss_mode 不看 loss_agg_mode，按解答平均[S516]（core_algos.py 的行号）。"""
 
 
 def _trl_agg(loss_type):
@@ -64,7 +64,7 @@ def _trl_agg(loss_type):
 
 
 def _verl_loss_mode(c):
-    """verl 的 policy_loss.loss_mode：ppo 配序列级比率（is_level="sequence"）就是 verl 的 gspo。"""
+    """verl 的 policy_loss.loss_mode：ppo 配序列级比率（is_level="sequence"）就是 verl 的 gspo[S516]。"""
     if c.policy_loss == "ppo":
         return "gspo" if c.is_level == "sequence" else "vanilla"
     return c.policy_loss
@@ -252,7 +252,7 @@ ROWS = (
         absent("main_ppo 同步采样（异步在 verl/experimental/fully_async_policy）")),
     *LOSS_ROWS,
 )
-"""每个 RLConfig 选项（或取值）→ TRL 一格、verl 一格。同一个选项有几行时，第一行管到的取值算数。"""
+"""每个 RLConfig 选项（或取值）→ TRL 一格、verl 一格[S531]。同一个选项有几行时，第一行管到的取值算数。"""
 
 _CLIPPED = ("ppo", "cispo", "geo_mean", "clip_cov")
 """用 eps_low / eps_high 裁剪的损失（clip=False 时不裁剪）。"""
@@ -297,7 +297,7 @@ def to_peer(config, peer, ignore=()):
     """
     把 RLConfig 换成一个对方的选项 {名字: 值}（RLConfig.to_trl、to_verl 调用它）。
 
-    【参数】config：RLConfig；peer："trl" 或 "verl"；ignore：不转换的选项名（没有对应也不报错，结果里没有它们）
+    【参数】config：RLConfig；peer："trl" 或 "verl"[S531]；ignore：不转换的选项名（没有对应也不报错，结果里没有它们）
     【返回】dict，按 RLConfig 选项的顺序
     【边界】有对应不上的选项时报中文的 ValueError，一次列出全部（选项=值：原因），并给出写好的 ignore=(...)；
         ignore 里有不存在的选项名、peer 不是 "trl" / "verl" 时报 ValueError，ignore 不是一组名字报 TypeError。

@@ -58,7 +58,10 @@ PRESETS = types.MappingProxyType({
 """
 命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"，
 以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"，
-verl / TRL 的 "reinforce_pp_no_baseline"、"sapo"、"gmpo"、"gpg"、"clip_cov"、"kl_cov"。
+verl / TRL 的 "reinforce_pp_no_baseline"[S508]、"sapo"、"gmpo"、"gpg"、"clip_cov"、"kl_cov"。
+
+"reinforce_pp" 是 REINFORCE++ 带基线，即 verl 的 adv_estimator=reinforce_plus_plus_baseline（先减组平均再整批白化）；
+verl 叫 reinforce_plus_plus 的是另一个估计（折扣回报直接整批白化，不减组平均），在这里是 "reinforce_pp_no_baseline"[S507][S508]。
 
 【例子】PRESETS["dapo"].eps_high → 0.28；diff_presets("grpo", "dapo") 看它们差在哪里。
 【Python 小知识】types.MappingProxyType 是字典的只读视图：PRESETS["my"] = ... 会报错，预设不会被意外改掉。
@@ -93,7 +96,7 @@ PRESET_PEERS = types.MappingProxyType({
     "clip_cov": ("loss_mode=clip_cov", "—"),
     "kl_cov": ("loss_mode=kl_cov", "—"),
 })
-"""每个预设在 verl（b178a3cd，core_algos.py 的 loss_mode / adv_estimator）和 TRL（f2cd5771，GRPOConfig）里最接近的设置。"""
+"""每个预设在 verl（b178a3cd[S515]，core_algos.py 的 loss_mode / adv_estimator）和 TRL（f2cd5771，GRPOConfig）里最接近的设置。"""
 
 
 def preset(name, **overrides):

@@ -2,13 +2,14 @@
 # # 作业二 · SFT 与评估
 #
 # **你将练习**
-# - 实现 pass@k 的**无偏估计** $1 - \binom{n-c}{k} / \binom{n}{k}$（Chen et al. 2021），看清楚"直接把 $c/n$ 代进
+# - 实现 pass@k 的**无偏估计** $1 - \binom{n-c}{k} / \binom{n}{k}$（Chen et al. 2021）[S546](../../../../lectures/sources.md#S546)，看清楚"直接把 $c/n$ 代进
 #   $1-(1-p)^k$"为什么偏低；
 # - 实现一轮**拒绝采样微调**（STaR 不带"合理化"的一轮）：让模型自己做题，只留做对的解答，在上面做 SFT；
 # - 和包里的实现（`toyllm.estimators.pass_at_k`、`toyllm.imitation`）逐个比较，再连做几轮，看 pass@1 怎么涨。
 #
 # 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）第 2 节「规模与测试时计算」和
-# 第 5 节「模仿自己：SFT、STaR、拒绝采样微调、专家迭代」。
+# 第 5 节「模仿自己：SFT、STaR、拒绝采样微调、专家迭代」。像 S546 这样的编号指向来源表（仓库里的 `lectures/sources.md`）：
+# 每一句说法的出处和原文。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
 # 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的是这几个检查单元格（它们用包里原本的检查，
@@ -122,7 +123,8 @@ passk_dashboard(n=8, pass_at_k_fn=pass_at_k_unbiased if ok_passk else None)
 #
 # SFT（监督微调）让模型"更像"一批示范解答：最大化 $\sum \log \pi(a_t \mid c_t)$（`toyllm.sft`）。
 # 示范从哪里来？**拒绝采样**（rejection sampling）的回答是：让模型自己做题，只留下**做对**的解答。
-# 这就是 STaR（Zelikman et al. 2022）每一轮的核心，也是专家迭代（expert iteration）的一步：
+# 这就是 STaR（Zelikman et al. 2022）[S547](../../../../lectures/sources.md#S547)每一轮的核心，也是专家迭代（expert iteration）的一步
+# （S547 是来源表 `lectures/sources.md` 里的一行）：
 #
 # 1. 每道题采样 $k$ 份：`roll = sample_rollouts(model, problems, k, rng)`（`roll.correct` 是每份做没做对）；
 # 2. 只留做对的：`data = rollouts_to_data(problems, roll, keep=roll.correct)`，得到 (题目, 解答) 的列表；
