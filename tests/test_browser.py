@@ -17,6 +17,7 @@ notebook 复制到临时目录里打开（运行时的改动和自动保存不�
 用户设置里把 notebook 的 windowingMode 设为 "none"：JupyterLab 4 默认只渲染视口附近的单元格。
 """
 
+import contextlib
 import json
 import os
 import secrets
@@ -100,13 +101,16 @@ def _write_settings(folder):
         path.write_text(json.dumps(value), encoding="utf-8")
 
 
-@pytest.fixture
-def jupyterlab(tmp_path):
-    """在临时目录里启动 JupyterLab，返回 (基础网址, token, 根目录)；测试结束后关掉它（只关自己启动的进程）。"""
-    _requirements()
+@contextlib.contextmanager
+def running_jupyterlab(tmp_path, notebooks):
+    """
+    在临时目录里启动 JupyterLab，把 notebooks（路径）复制进它的根目录；给出 (基础网址, token, 根目录)，
+    结束时关掉它（只关自己启动的进程）。tests/test_browser_fit.py 也用它。
+    """
     root = tmp_path / "root"
     root.mkdir()
-    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    for notebook in notebooks:
+        shutil.copy(notebook, root / Path(notebook).name)
     settings = tmp_path / "lab-settings"
     _write_settings(settings)
     port, token = _free_port(), secrets.token_hex(16)
@@ -137,6 +141,14 @@ def jupyterlab(tmp_path):
                 proc.kill()
                 proc.wait()
         log.close()
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    """在临时目录里启动 JupyterLab（只放作业三），返回 (基础网址, token, 根目录)；测试结束后关掉它。"""
+    _requirements()
+    with running_jupyterlab(tmp_path, [NOTEBOOK]) as lab:
+        yield lab
 
 
 def _wait_for_idle_kernel(base, token, timeout=120):
