@@ -296,7 +296,7 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     if axes is None:
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(13.0, 4.2))
+        fig = Figure(figsize=(11.0, 4.2))
         axes = [fig.add_axes(rect) for rect in ([0.045, 0.13, 0.25, 0.79], [0.35, 0.13, 0.25, 0.79],
                                                 [0.735, 0.2, 0.255, 0.72])]
     curves = plot_training_curves(hist, columns=[("pass1_exact", "pass1_sampled"), ("entropy", "kl_exact")],
