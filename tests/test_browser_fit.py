@@ -12,6 +12,9 @@
     图里最小的字是 toyllm.plotstyle.MIN_FONT_PT 磅（tests/test_plotstyle.py 检查仓库里没有更小的字号设置），
     它在屏幕上是 MIN_FONT_PT × dpi / 72 × 显示宽度 / 原始宽度 像素，要 ≥ MIN_TEXT_PX。
 
+【不用浏览器的那一半】每个 jupytext 源文件（讲课和作业）的代码行不超过 100 列（一个汉字算 2 列）：
+    chromium 不在时也能发现；超长的行用 tools/wrap_code_lines.py 折开（不改变程序）。
+
 【运行】`python -m pytest -m browser tests/test_browser_fit.py`。需要 Debian 的 chromium 和 playwright、jupyterlab
     （同 tests/test_browser.py；没有时跳过，TOYLLM_REQUIRE_BROWSER=1 时失败）。notebook 不运行，只看提交的输出；
     整个文件只启动一次 JupyterLab 和一次 chromium，每个 notebook 用 ?reset 打开（工作区里不堆积标签页）。
@@ -26,9 +29,8 @@ from pathlib import Path
 import pytest
 from test_browser import CHROMIUM_ARGS, _requirements, running_jupyterlab
 
+from tools.wrap_code_lines import LIMIT, long_lines
 from toyllm.plotstyle import MIN_FONT_PT, MIN_TEXT_PX
-
-pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = tuple(sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")))
@@ -65,6 +67,26 @@ def png_dpi(data):
             return None
         pos += 12 + length
     return None
+
+
+SOURCES = tuple(sorted((ROOT / "notebooks" / "src").glob("*.py"))
+                + sorted((ROOT / "notebooks" / "homework" / "src").glob("*.py")))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.stem)
+def test_source_code_lines_are_at_most_100_columns(path):
+    bad = long_lines(path.read_text(encoding="utf-8"))
+    assert not bad, (f"{path.relative_to(ROOT)}：{len(bad)} 行代码超过 {LIMIT} 列，在 1280 像素宽的 JupyterLab 里会被截断"
+                     f"（python tools/wrap_code_lines.py {path.relative_to(ROOT)} 折开）：\n"
+                     + "\n".join(f"  第 {i} 行（{n} 列）：{line.strip()[:60]}" for i, n, line in bad))
+
+
+def test_long_lines_counts_chinese_as_two_columns():
+    """对照：50 个汉字是 100 列（放得下），51 个就超了；markdown 单元格里的长行不算。"""
+    code = "# %%\nx = 1\n"
+    assert long_lines(code + "#" + "汉" * 49 + "\n") == []
+    assert [n for _, n, _ in long_lines(code + "s = '" + "汉" * 48 + "'\n")] == [102]
+    assert long_lines("# %% [markdown]\n# " + "汉" * 80 + "\n") == []
 
 
 def test_png_dpi_reads_what_matplotlib_wrote():
@@ -110,6 +132,7 @@ def open_notebook(tmp_path_factory):
                 browser.close()
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_code_lines_and_figure_text_fit_a_1280_px_jupyterlab(name, open_notebook):
     page = open_notebook(name)

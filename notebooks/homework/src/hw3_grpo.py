@@ -76,9 +76,11 @@ def group_advantages(rewards, group_size, eps=1e-4):
 ok_adv = check_group_advantages(group_advantages)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
+_path = _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py"
+_s = _u.spec_from_file_location("grading", _path)
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw3", "check_group_advantages", group_advantages), "group_advantages 没有通过检查（原因见上面的输出）"
+assert _g.grade("hw3", "check_group_advantages", group_advantages), \
+    "group_advantages 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -124,9 +126,11 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 ok_surr = check_clipped_surrogate(clipped_surrogate)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
+_path = _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py"
+_s = _u.spec_from_file_location("grading", _path)
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), "clipped_surrogate 没有通过检查（原因见上面的输出）"
+assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), \
+    "clipped_surrogate 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -135,7 +139,8 @@ assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), "clipped_s
 # （你的函数没通过检查时，这里画的是包里的 `rl.clipped_surrogate`。）
 
 # %%
-surrogate = clipped_surrogate if ok_surr else (lambda r, a, lo, hi: rl.clipped_surrogate(r, a, lo, hi).loss)
+surrogate = (clipped_surrogate if ok_surr
+             else (lambda r, a, lo, hi: rl.clipped_surrogate(r, a, lo, hi).loss))
 rho = np.linspace(0.5, 1.6, 221)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
 for ax, a in zip(axes, (1.0, -1.0)):
@@ -173,9 +178,11 @@ hist_mine = train(mine_model, config, train_set, heldout, **mine)
 print(f"留出题上的路径 pass@1。第一列：包里的实现；第二列：{mine_label}")
 print("迭代    包里的实现    第二列")
 for i in range(0, config.iterations, 10):
-    print(f"{hist_package['iteration'][i]:>4}{hist_package['pass1_exact'][i]:>14.4f}{hist_mine['pass1_exact'][i]:>14.4f}")
+    print(f"{hist_package['iteration'][i]:>4}{hist_package['pass1_exact'][i]:>14.4f}"
+          f"{hist_mine['pass1_exact'][i]:>14.4f}")
 gap = np.abs(np.array(hist_package["pass1_exact"]) - np.array(hist_mine["pass1_exact"])).max()
-print(f"训练前 {hist_package.meta['start_pass1_exact']:.4f}，训练后 {hist_package.meta['final_pass1_exact']:.4f}")
+print(f"训练前 {hist_package.meta['start_pass1_exact']:.4f}，训练后"
+      f" {hist_package.meta['final_pass1_exact']:.4f}")
 print("两次训练的路径 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
 
 # %% [markdown]
@@ -184,9 +191,11 @@ print("两次训练的路径 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
 
 # %% tags=["train"]
 for mu in (1, 4, 8):
-    hist = train(TrainableLLM(1e9), preset("grpo", iterations=20, batch_problems=16, lr=5.0, mu=mu, eps_high=0.28),
+    hist = train(TrainableLLM(1e9),
+                 preset("grpo", iterations=20, batch_problems=16, lr=5.0, mu=mu, eps_high=0.28),
                  train_set, heldout)
-    print(f"μ = {mu}：平均裁剪比例 低 {np.mean(hist['clip_low']):.4f} / 高 {np.mean(hist['clip_high']):.4f}，"
+    print(f"μ = {mu}：平均裁剪比例 低 {np.mean(hist['clip_low']):.4f} / 高"
+          f" {np.mean(hist['clip_high']):.4f}，"
           f"训练后路径 pass@1 {hist.meta['final_pass1_exact']:.3f}")
 
 # %% [markdown]
