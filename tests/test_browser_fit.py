@@ -87,6 +87,9 @@ def test_long_lines_counts_chinese_as_two_columns():
     assert long_lines(code + "#" + "汉" * 49 + "\n") == []
     assert [n for _, n, _ in long_lines(code + "s = '" + "汉" * 48 + "'\n")] == [102]
     assert long_lines("# %% [markdown]\n# " + "汉" * 80 + "\n") == []
+    hidden = "### BEGIN HIDDEN TESTS\nassert f(" + "x" * 120 + ")\n### END HIDDEN TESTS\n"
+    assert long_lines(code + hidden) == []                  # 隐藏测试：学生版里没有
+    assert len(long_lines(code + hidden + "y = '" + "x" * 100 + "'\n")) == 1
 
 
 def test_png_dpi_reads_what_matplotlib_wrote():

@@ -40,7 +40,7 @@ def md_lines(lines):
 def one_pass(src):
     """折开第一处能折的太长的行；返回 (新文本, 折了没有)。"""
     lines = src.split("\n")
-    skip = md_lines(lines)
+    skip = md_lines(lines) | hidden_lines(lines)
     toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
     stack = []  # (row, col) of open brackets
     by_line = {}
@@ -131,10 +131,27 @@ def wrap(src):
     return src
 
 
+def hidden_lines(lines):
+    """nbgrader 隐藏测试（### BEGIN HIDDEN TESTS 到 ### END HIDDEN TESTS）的行号：学生版里没有它们，格式由
+    tests/test_homework.py 规定，不折。"""
+    out, inside = set(), False
+    for i, line in enumerate(lines, 1):
+        if line.strip() == "### BEGIN HIDDEN TESTS":
+            inside = True
+        if inside:
+            out.add(i)
+        if line.strip() == "### END HIDDEN TESTS":
+            inside = False
+    return out
+
+
 def long_lines(text):
-    """代码单元格里超过 LIMIT 列的行：[(行号, 列数, 行)]（markdown 单元格和 `# %%` 开头的单元格标记行不算）。"""
+    """
+    代码单元格里超过 LIMIT 列的行：[(行号, 列数, 行)]。不算：markdown 单元格、`# %%` 开头的单元格标记行
+    （jupytext 的元数据，notebook 里看不到）、nbgrader 的隐藏测试（学生看不到）。
+    """
     lines = text.split("\n")
-    skip = md_lines(lines)
+    skip = md_lines(lines) | hidden_lines(lines)
     return [(i, cols(line), line) for i, line in enumerate(lines, 1)
             if i not in skip and not line.startswith("# %%") and cols(line) > LIMIT]
 

@@ -52,8 +52,9 @@ print(rl.presets_table(["grpo", "dapo"]))
 #
 # $$A_i = \frac{r_i - \mathrm{mean}(r_{\text{同组}})}{\mathrm{std}(r_{\text{同组}}) + \epsilon}, \qquad \epsilon = 10^{-4},$$
 #
-# 标准差用**样本标准差**（除以 $G-1$，和 TRL 一样）。奖励全相同的组（全对或全错）标准差是 0，优势全是 0：
-# 这一组对梯度没有贡献。
+# 标准差用**样本标准差**（除以 $G-1$）；TRL 的 GRPO 也是这样算，分母也是 std + 1e-4
+# [S700](../../../../lectures/sources.md#S700) [S703](../../../../lectures/sources.md#S703)。奖励全相同的组（全对或全错）标准差是 0，优势全是 0：
+# 这一组对梯度没有贡献。（方括号里的编号指向仓库里的 `lectures/sources.md`：出处和原文。）
 #
 # **任务 1**：实现 `group_advantages(rewards, group_size, eps=1e-4)`，返回和 `rewards` 形状相同的数组。
 # 提示：`reshape(-1, group_size)` 把数组排成每行一组；`np.std(..., ddof=1)` 是样本标准差。
@@ -76,11 +77,9 @@ def group_advantages(rewards, group_size, eps=1e-4):
 ok_adv = check_group_advantages(group_advantages)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_path = _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py"
-_s = _u.spec_from_file_location("grading", _path)
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw3", "check_group_advantages", group_advantages), \
-    "group_advantages 没有通过检查（原因见上面的输出）"
+assert _g.grade("hw3", "check_group_advantages", group_advantages), "group_advantages 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -126,11 +125,9 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 ok_surr = check_clipped_surrogate(clipped_surrogate)
 ### BEGIN HIDDEN TESTS
 import importlib.util as _u
-_path = _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py"
-_s = _u.spec_from_file_location("grading", _path)
+_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
 _g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), \
-    "clipped_surrogate 没有通过检查（原因见上面的输出）"
+assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), "clipped_surrogate 没有通过检查（原因见上面的输出）"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -187,7 +184,9 @@ print("两次训练的路径 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
 
 # %% [markdown]
 # 裁剪什么时候发生？$\mu = 1$（每批只更新一次）时，计算损失的参数就是采样的参数，$\rho \equiv 1$，**永远不会裁剪**，
-# 损失的值接近 0 但梯度不是 0 —— 这是 TRL、verl 用户常问的问题。下面用包里的实现，只改 $\mu$，看裁剪比例（被裁剪的步占多少）。
+# 损失的值接近 0 但梯度不是 0 —— TRL 的用户就在 issue 里问过"为什么 GRPO 的损失从 0 开始"
+# [S701](../../../../lectures/sources.md#S701)（出处见仓库里的 `lectures/sources.md`）。
+# 下面用包里的实现，只改 $\mu$，看裁剪比例（被裁剪的步占多少）。
 
 # %% tags=["train"]
 for mu in (1, 4, 8):
