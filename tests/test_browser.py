@@ -1,7 +1,7 @@
 """
 真实浏览器里的小部件：启动 JupyterLab，用 Debian 的无头 Chromium（由 Python 版 Playwright 驱动）打开作业三，
 Run → Run All Cells，等控制面板的滑块出现，改一个滑块的值，看面板的输出跟着变；选"你写的函数"时「优势」下拉框是灰的，
-换成"包里的参考实现"后它能用、输出的第一句跟着变；存一张截图。
+换成"包里的参考实现"后它能用、输出的第一句和图（总标题写明谁的函数）跟着变，图里的字不小于 MIN_TEXT_PX；存一张截图。
 
 【为什么要有这个测试】ipywidgets 在 JupyterLab 里常见的毛病 —— "Loading widget..."、"Error displaying widget:
 model not found"、前端扩展和 Python 包版本对不上 —— 只有真的在浏览器里打开才看得出来；pytest 里直接调用
@@ -17,6 +17,7 @@ notebook 复制到临时目录里打开（运行时的改动和自动保存不�
 用户设置里把 notebook 的 windowingMode 设为 "none"：JupyterLab 4 默认只渲染视口附近的单元格。
 """
 
+import contextlib
 import json
 import os
 import secrets
@@ -100,13 +101,16 @@ def _write_settings(folder):
         path.write_text(json.dumps(value), encoding="utf-8")
 
 
-@pytest.fixture
-def jupyterlab(tmp_path):
-    """在临时目录里启动 JupyterLab，返回 (基础网址, token, 根目录)；测试结束后关掉它（只关自己启动的进程）。"""
-    _requirements()
+@contextlib.contextmanager
+def running_jupyterlab(tmp_path, notebooks):
+    """
+    在临时目录里启动 JupyterLab，把 notebooks（路径）复制进它的根目录；给出 (基础网址, token, 根目录)，
+    结束时关掉它（只关自己启动的进程）。tests/test_browser_fit.py 也用它。
+    """
     root = tmp_path / "root"
     root.mkdir()
-    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    for notebook in notebooks:
+        shutil.copy(notebook, root / Path(notebook).name)
     settings = tmp_path / "lab-settings"
     _write_settings(settings)
     port, token = _free_port(), secrets.token_hex(16)
@@ -137,6 +141,14 @@ def jupyterlab(tmp_path):
                 proc.kill()
                 proc.wait()
         log.close()
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    """在临时目录里启动 JupyterLab（只放作业三），返回 (基础网址, token, 根目录)；测试结束后关掉它。"""
+    _requirements()
+    with running_jupyterlab(tmp_path, [NOTEBOOK]) as lab:
+        yield lab
 
 
 def _wait_for_idle_kernel(base, token, timeout=120):
@@ -198,7 +210,8 @@ def test_grpo_dashboard_in_a_real_browser(jupyterlab):
             assert "实现：用你写的优势函数、替代损失" in after
             advantage = page.locator(".widget-dropdown", has_text="优势（").locator("select")
             assert advantage.is_disabled()
-            # 换成包里的参考实现：「优势」能用了，输出的第一句跟着变
+            # 换成包里的参考实现：「优势」能用了，输出的第一句跟着变；图也变了（总标题写明是谁的函数训练出来的）
+            mine_src = output.locator("img").first.get_attribute("src")
             page.locator(".widget-dropdown", has_text="优势和替代损失用").locator("select").select_option(
                 label="包里的参考实现")
             page.wait_for_function("() => [...document.querySelectorAll('.widget-output')]"
@@ -206,8 +219,14 @@ def test_grpo_dashboard_in_a_real_browser(jupyterlab):
             assert page.locator(".widget-dropdown", has_text="优势").locator("select").first.is_enabled()
 
             img = output.locator("img").first
-            assert img.get_attribute("src").startswith("data:image/png")
-            assert img.evaluate("e => e.naturalWidth") > 500
+            assert img.get_attribute("src").startswith("data:image/png") and img.get_attribute("src") != mine_src
+            natural, shown = img.evaluate("e => [e.naturalWidth, e.getBoundingClientRect().width]")
+            assert natural > 500
+            # 面板的图缩放以后，最小的字（DASHBOARD_STYLE 里最小的字号，按 FIG_DPI 画）不小于 MIN_TEXT_PX 像素
+            from toyllm.dashboard import DASHBOARD_STYLE, FIG_DPI
+            from toyllm.plotstyle import MIN_TEXT_PX
+            smallest = min(DASHBOARD_STYLE.values()) * FIG_DPI / 72 * shown / natural
+            assert smallest >= MIN_TEXT_PX, f"面板的图被缩小了，最小的字只有 {smallest:.1f} 像素"
             body = page.inner_text("body")
             assert "Loading widget" not in body and "Error displaying widget" not in body
             assert "组大小 G" in body and "GRPO 训练面板" in body

@@ -300,6 +300,53 @@ def test_crash_message_names_the_error(capsys):
     assert result.status == "error" and "ValueError: 随便什么错" in result.message
 
 
+def _broadcast_bug(rewards, group_size):
+    r = rewards.reshape(-1, group_size)
+    mean = r.mean(axis=1)                                   # (组数,)：少了 keepdims=True
+    return ((r - mean) / (r.std(axis=1, ddof=1) + 1e-4)).reshape(-1)
+
+
+def test_a_broadcasting_error_shows_the_line_in_the_students_function(capsys):
+    """广播错误：提示说形状对不上，并且真的给出同学的函数里出错的那一行（不是 numpy 或检查器里的行）。"""
+    result = check_group_advantages(_broadcast_bug)
+    out = capsys.readouterr().out
+    assert result.status == "error" and "could not be broadcast" in result.message
+    assert result.hint == framework.BROADCAST_HINT and "哪一行" not in result.hint
+    line = _broadcast_bug.__code__.co_firstlineno + 3
+    assert f"出错的那一行（_broadcast_bug 里，test_checks.py 第 {line} 行）：" \
+        "return ((r - mean) / (r.std(axis=1, ddof=1) + 1e-4)).reshape(-1)" in out
+
+
+def test_the_line_of_a_function_defined_in_a_notebook_cell(capsys):
+    """notebook 单元格里定义的函数：IPython 把单元格的代码登记在 linecache 里，文件名是 ipykernel 的临时名字。"""
+    import linecache
+
+    cell = "import numpy as np\n\ndef group_advantages(rewards, group_size):\n    return rewards + np.ones(3)\n"
+    filename = "/tmp/ipykernel_4242/1234567.py"
+    linecache.cache[filename] = (len(cell), None, cell.splitlines(True), filename)
+    try:
+        namespace = {}
+        exec(compile(cell, filename, "exec"), namespace)
+        result = check_group_advantages(namespace["group_advantages"])
+    finally:
+        linecache.cache.pop(filename, None)
+    assert result.status == "error"
+    assert "出错的那一行（group_advantages 里，单元格第 4 行）：return rewards + np.ones(3)" in capsys.readouterr().out
+
+
+def test_student_line_skips_library_frames_and_gives_up_quietly():
+    """出错的帧全在 numpy / toyllm 里（同学只是传错了参数）时，不瞎指一行：返回空字符串。"""
+    try:
+        np.zeros(3).reshape(2, 2)
+    except ValueError as e:
+        assert framework.student_line(e).startswith("出错的那一行（test_student_line_skips")
+    try:
+        group_advantages(np.zeros(3), 2)
+    except Exception as e:                                   # noqa: BLE001
+        e.__traceback__ = e.__traceback__.tb_next           # 去掉这个测试自己的帧：剩下的全在 toyllm 里
+        assert framework.student_line(e) == ""
+
+
 # =============================================================================
 # 估计 vs 精确
 # =============================================================================

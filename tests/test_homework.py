@@ -223,3 +223,25 @@ def test_hw3_try_it_says_which_implementation_to_choose():
         item = block.split(f"{i + 1}. ")[1].split(f"\n{i + 2}. ")[0]
         from toyllm.widgets import PACKAGE
         assert f"「{PACKAGE}」" in item, f"用到「优势」下拉框的一步要说先选「{PACKAGE}」（面板上那个选项的原名）"
+
+
+def test_hw3_names_only_controls_the_dashboard_has():
+    """
+    作业三讲面板的文字里，「……」括起来的名字都是面板上真有的控件或选项（学生曾经找不到文字里说的「运行」按钮）；
+    「正确」是做法的名字（条形图的标题），不是控件。
+    """
+    pytest.importorskip("ipywidgets")
+    from toyllm.widgets import grpo_dashboard
+
+    dash = grpo_dashboard(advantage_fn=lambda r, g: r, surrogate_fn=lambda *a: a[0], iters=5)
+    names = set()
+    for w in dash.controls.values():
+        names.add(w.description)
+        names.update(label for label, _ in getattr(w, "options", ()) if isinstance(label, str))
+    cells = [_src(c) for c in _student("hw3")["cells"] if c["cell_type"] == "markdown"]
+    about = [c for c in cells if "## 第四部分：控制面板" in c or "## 试一试" in c]
+    assert len(about) == 2
+    quoted = {q for c in about for q in re.findall(r"「([^」]+)」", c)} - {"正确"}
+    assert quoted, "讲面板的文字里应该用「……」写出控件的名字"
+    missing = [q for q in quoted if not any(n.startswith(q) for n in names)]
+    assert not missing, f"作业三的文字提到面板上没有的控件：{missing}（面板上有：{sorted(names)}）"

@@ -104,7 +104,7 @@ def test_plot_scaling(problems, caplog):
     legend = [t.get_text() for t in leg.get_texts()]
     assert legend == ["加法", "减法", "乘法"] and "越难" in leg.get_title().get_text()   # 12 个情境的图例读不过来
     assert len(fig.axes[1].get_lines()) >= 12                                          # 线还是每个情境一条
-    assert tuple(fig.get_size_inches()) == (13.0, 5.0)
+    assert tuple(fig.get_size_inches()) == (11.0, 5.0)
 
 
 def test_plot_context_bars(caplog):

@@ -146,3 +146,95 @@ def test_every_chinese_character_in_the_repo_is_in_the_font(cmap):
 def test_is_cjk_examples():
     assert all(subset_script.is_cjk(ch) for ch in "中文，。（）《》")
     assert not any(subset_script.is_cjk(ch) for ch in "aZ0-≥Δπ")
+
+
+# =============================================================================
+# 图在学生屏幕上的字号（规则见 tests/test_browser_fit.py 和 /work/wt/brief/rules.md）
+# =============================================================================
+SMALL_NAMES = {"xx-small", "x-small", "small", "smaller"}
+SIZE_KEYWORDS = {"fontsize", "labelsize", "title_fontsize"}
+
+
+def _python_files():
+    yield from sorted((ROOT / "toyllm").rglob("*.py"))
+    yield from sorted((ROOT / "notebooks" / "src").glob("*.py"))
+    yield from sorted((ROOT / "notebooks" / "homework" / "src").glob("*.py"))
+    yield from sorted((ROOT / "tools").glob("*.py"))
+
+
+def small_sizes(source, name="<源代码>"):
+    """源代码里比 MIN_FONT_PT 小的字号设置：fontsize=8、labelsize="small"、{"font.size": 9}；返回 [(行号, 说明)]。"""
+    import ast
+
+    def too_small(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return node.value < plotstyle.MIN_FONT_PT
+        return isinstance(node, ast.Constant) and node.value in SMALL_NAMES
+
+    found = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.keyword) and node.arg in SIZE_KEYWORDS and too_small(node.value):
+            found.append((node.value.lineno, f"{node.arg}={node.value.value!r}"))
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if (isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.endswith("size")
+                        and "." in key.value and too_small(value)):
+                    found.append((value.lineno, f"{key.value!r}: {value.value!r}"))
+    return sorted(found)
+
+
+def test_small_sizes_finds_what_it_should():
+    """对照：这个扫描确实能发现小字号（不然下面的测试永远通过）。"""
+    assert [m for _, m in small_sizes("ax.legend(fontsize=8)\nax.tick_params(labelsize='small')\n"
+                                      "rc = {'font.size': 9, 'legend.fontsize': 12}")] == \
+        ["fontsize=8", "labelsize='small'", "'font.size': 9"]
+    assert small_sizes("ax.legend(fontsize=10)\nmodel = ToyLLM(size=8)\nd = {'batch_size': 4}") == []
+
+
+def test_no_figure_text_smaller_than_min_font_pt():
+    """
+    toyllm、讲课和作业的源文件里没有比 MIN_FONT_PT 小的字号：tests/test_browser_fit.py 按 MIN_FONT_PT 算图里最小的字
+    缩放以后有多大，这个扫描保证图里确实没有更小的字。
+    """
+    bad = [f"{path.relative_to(ROOT)}:{line} {what}"
+           for path in _python_files() for line, what in small_sizes(path.read_text(encoding="utf-8"), str(path))]
+    assert not bad, f"字号小于 {plotstyle.MIN_FONT_PT} 磅（缩小到输出区以后看不清）：\n" + "\n".join(bad)
+
+
+def test_default_text_sizes_are_at_least_min_font_pt(rc):
+    """use_chinese_font 之后，matplotlib 默认的各种字号（刻度、图例、标题……）都不小于 MIN_FONT_PT。"""
+    from matplotlib.font_manager import FontProperties
+
+    plotstyle.use_chinese_font()
+    keys = [k for k in matplotlib.rcParams if k.endswith("size") and ("font" in k or "labelsize" in k)
+            and matplotlib.rcParams[k] is not None and k not in ("font.size",) and "mathtext" not in k]
+    assert "xtick.labelsize" in keys and "legend.fontsize" in keys
+    for key in keys + ["font.size"]:
+        assert FontProperties(size=matplotlib.rcParams[key]).get_size_in_points() >= plotstyle.MIN_FONT_PT, key
+
+
+def test_max_figure_width_keeps_min_text_px():
+    """MAX_FIGURE_WIDTH_IN 宽的图缩小到输出区以后，MIN_FONT_PT 的字还有 MIN_TEXT_PX 像素；再宽 5% 就不够了（上限是紧的）。"""
+    def px(width_in):
+        return plotstyle.MIN_FONT_PT / 72 * plotstyle.OUTPUT_WIDTH_PX / width_in
+
+    assert px(plotstyle.MAX_FIGURE_WIDTH_IN) >= plotstyle.MIN_TEXT_PX > px(plotstyle.MAX_FIGURE_WIDTH_IN * 1.05)
+
+
+def test_no_figure_wider_than_max_figure_width():
+    """源文件里写死的 figsize=(宽, 高) 和 toyllm.plots 的 WIDE 都不超过 MAX_FIGURE_WIDTH_IN。"""
+    import ast
+
+    from toyllm import plots
+
+    assert plots.WIDE[0] <= plotstyle.MAX_FIGURE_WIDTH_IN
+    bad = []
+    for path in _python_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.keyword) and node.arg == "figsize" and isinstance(node.value, ast.Tuple)
+                    and isinstance(node.value.elts[0], ast.Constant)
+                    and node.value.elts[0].value > plotstyle.MAX_FIGURE_WIDTH_IN):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} figsize={ast.unparse(node.value)}")
+    known = {"toyllm/dashboard_plots.py"}     # Voilà 面板：自己的页面和字号（dashboard.DASHBOARD_STYLE，≥ 11 磅）
+    bad = [b for b in bad if b.split(":")[0] not in known]
+    assert not bad, f"图比 {plotstyle.MAX_FIGURE_WIDTH_IN} 英寸宽，缩小以后字太小：\n" + "\n".join(bad)

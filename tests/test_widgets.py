@@ -146,11 +146,16 @@ def test_grpo_logic_with_student_functions():
         seen["surr"] += 1
         return -np.minimum(ratio * a, np.clip(ratio, 1 - lo, 1 + hi) * a)
 
-    hist, _ = run_grpo_dashboard_logic(iters=2, advantage_fn=adv, surrogate_fn=surr)
+    hist, fig = run_grpo_dashboard_logic(iters=2, advantage_fn=adv, surrogate_fn=surr)
     assert seen["adv"] == 2 and seen["surr"] >= 2
     assert hist.meta["text"].startswith("实现：用你写的优势函数、替代损失（「优势」选项不起作用）")
-    hist, _ = run_grpo_dashboard_logic(iters=2, surrogate_fn=surr)
+    # 图上也写明（换实现时曲线可能一模一样，只看图也要知道是谁的函数画的）
+    assert fig.get_suptitle() == hist.meta["banner"] == "这张图由你写的优势函数、替代损失训练得到"
+    hist, fig = run_grpo_dashboard_logic(iters=2, surrogate_fn=surr)
     assert hist.meta["text"].startswith("实现：用你写的替代损失。")             # 优势仍然用「优势」选项
+    assert fig.get_suptitle() == "这张图由你写的替代损失训练得到"
+    _, fig = run_grpo_dashboard_logic(iters=2)
+    assert fig.get_suptitle() == "这张图由包里的参考实现（toyllm.rl）训练得到"
 
 
 @pytest.mark.parametrize("job, first, second", [
@@ -244,9 +249,14 @@ def test_grpo_dashboard_with_student_functions_and_bad_defaults():
     # 你写的 advantage_fn 代替了「优势」选项：它变灰，并且写明不起作用（不是悄悄地忽略）
     assert advantage.disabled and "此项不用" in advantage.description
     assert "「优势」选项不起作用" in dash.text
+    mine_png = dash.png
+    assert dash.figure.get_suptitle() == "这张图由你写的优势函数训练得到"
     use_mine.value = False
     assert not advantage.disabled and advantage.description == "优势"
     assert dash.text.startswith("实现：用包里的参考实现") and "你写的" not in dash.text
+    # 换了实现，图本身也变了（总标题写明是谁的函数）：同一张复用的图，标题被换掉，不是叠上去
+    assert dash.figure.get_suptitle() == "这张图由包里的参考实现（toyllm.rl）训练得到" and dash.png != mine_png
+    assert sum(t.get_text().startswith("这张图由") for t in dash.figure.texts) == 1
     advantage.value = "rloo"
     assert dash.result.meta["config"]["advantage"] == "rloo"
     with pytest.raises(TypeError, match="不认识的参数"):

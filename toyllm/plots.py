@@ -33,8 +33,8 @@ from .policy import prob_table
 
 SINGLE = (7.0, 4.5)
 """单张图的大小（英寸）。"""
-WIDE = (12.0, 4.5)
-"""一行几张图的大小（英寸）。"""
+WIDE = (11.0, 4.5)
+"""一行几张图的大小（英寸）：不超过 plotstyle.MAX_FIGURE_WIDTH_IN，缩小到 JupyterLab 的输出区以后字还够大。"""
 
 Z95 = NormalDist().inv_cdf(0.975)
 
@@ -238,7 +238,7 @@ def plot_scaling(data, title=None, axes=None):
     sizes = np.asarray(data["sizes"], dtype=float)
     fig = None
     if axes is None:
-        fig, axes = pyplot().subplots(1, 2, figsize=(13.0, 5.0), gridspec_kw={"width_ratios": [1, 1.35]})
+        fig, axes = pyplot().subplots(1, 2, figsize=(11.0, 5.0), gridspec_kw={"width_ratios": [1, 1.35]})
     ax1, ax2 = axes = given_axes(axes, 2, "fig.subplots(1, 2)")
     ax1.plot(sizes, data["exact"], color="C0", label="精确值")
     _errorbar(ax1, sizes, data["sampled"], data["sampled_se"], color="C1", ls="none",
@@ -275,7 +275,7 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     训练前后每个情境选 correct 的概率，并排的横条。
 
     【参数】before、after：两个模型（ToyLLM / TrainableLLM）；labels：两个图例名；title；temperature：≥ 0；
-        ax：画到已有的坐标轴上（默认新建一张 8 × 6 英寸的图）；values：是否在横条旁边写出概率
+        ax：画到已有的坐标轴上（默认新建一张 8 × 7 英寸的图）；values：是否在横条旁边写出概率
     【返回】画了图的 Axes
     【例子】plot_context_bars(TrainableLLM(1e9), trained_model)
     """
@@ -289,12 +289,12 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     p0 = prob_table(before, temperature)[:, 0]
     p1 = prob_table(after, temperature)[:, 0]
     y = np.arange(len(CONTEXTS))[::-1]
-    fig, ax = new_or_given(ax, (8.0, 6.0))
+    fig, ax = new_or_given(ax, (8.0, 7.0))
     ax.barh(y + 0.2, p0, height=0.4, color="C7", label=labels[0])
     ax.barh(y - 0.2, p1, height=0.4, color="C0", label=labels[1])
     for yy, a, b in zip(y, p0, p1) if values else ():
-        ax.text(b + 0.01, yy - 0.2, f"{b:.2f}", va="center", fontsize=8)
-        ax.text(a + 0.01, yy + 0.2, f"{a:.2f}", va="center", fontsize=8, color="0.4")
+        ax.text(b + 0.01, yy - 0.2, f"{b:.2f}", va="center")
+        ax.text(a + 0.01, yy + 0.2, f"{a:.2f}", va="center", color="0.4")
     ax.set(yticks=y, yticklabels=[CONTEXT_NAMES[key] for key in CONTEXTS], xlim=(0, 1.12 if values else 1.0),
            xlabel="π(选「正确」)", title=title)
     ax.grid(axis="x", alpha=0.3)

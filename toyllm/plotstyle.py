@@ -24,6 +24,19 @@ FONT_FILE = "ToyLLMSansSC-Regular.otf"
 FAMILY = "ToyLLM Sans SC"
 FALLBACK = "DejaVu Sans"   # matplotlib 自带的字体，补中文字体里没有的符号
 
+MIN_FONT_PT = 10
+"""图里最小的字号（磅）：matplotlib 的默认值，也是下限 —— 不要写 fontsize=8、"small" 这类更小的字号（tests/test_plotstyle.py 检查）。"""
+MIN_TEXT_PX = 10
+"""图在学生的屏幕上缩放以后，字至少这么多像素（JupyterLab 自己最小的界面文字约 10.8 像素；tests/test_browser_fit.py 检查）。"""
+OUTPUT_WIDTH_PX = 848
+"""1280 像素宽的 JupyterLab 窗口（左边文件浏览器开着）里 notebook 输出区的宽度（像素）：更宽的图按比例缩小。"""
+MAX_FIGURE_WIDTH_IN = 11.5
+"""
+一张图（bbox_inches="tight" 裁剪以后）最宽多少英寸，MIN_FONT_PT 的字缩小以后才不小于 MIN_TEXT_PX：
+MIN_FONT_PT / 72 × OUTPUT_WIDTH_PX / 宽度 ≥ MIN_TEXT_PX，即宽度 ≤ 11.8 英寸，留一点余量取 11.5（和 dpi 无关）。
+单图最好不超过 8.5 英寸（OUTPUT_WIDTH_PX / 100 dpi）：那样按原样大小显示，不缩小。
+"""
+
 
 def font_path():
     """
@@ -122,5 +135,6 @@ def log2_axis(ax, ks):
     ax.minorticks_off()
 
 
-__all__ = ["FALLBACK", "FAMILY", "FONT_FILE", "font_path", "use_chinese_font"]
+__all__ = ["FALLBACK", "FAMILY", "FONT_FILE", "MAX_FIGURE_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "OUTPUT_WIDTH_PX",
+           "font_path", "use_chinese_font"]
 """学生用的名字；pyplot、new_or_given、given_axes、log2_axis 是 plots / dashboard_plots 共用的小工具。"""

@@ -156,7 +156,7 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
     作业二的面板：从 n 份样本估计 pass@k（k = 1, 2, 4, … ≤ n），和精确值 1 − (1 − q)^k（q = 答对的概率）比较。
 
     【思路】每道题采 n 份，数出做对的 c 份，用两种方法估计 pass@k：
-            无偏：1 − C(n − c, k) / C(n, k)（Chen et al. 2021；"不放回地挑 k 份"）
+            无偏：1 − C(n − c, k) / C(n, k)（"不放回地挑 k 份"；Chen et al. 2021 的 HumanEval 评测代码就这样算 [S702]）
             有偏：1 − (1 − c/n)^k（把 c/n 当成真的 p 代进公式；k 越大越偏低）
         整个过程重复 repeats 次，画出每种估计的平均值和 ±1 个标准差的带子；黑线是精确值。
         无偏估计的平均贴着精确值，有偏估计的平均在它下面。
@@ -265,9 +265,9 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
         （plots.plot_training_curves），训练前后每个情境选「正确」的概率（plots.plot_context_bars）。
     【参数】见 rl.RLConfig 的同名选项；size：模型参数量；advantage_fn、surrogate_fn：可以换成你写的函数
         （签名见 rl.train；给了 advantage_fn 时 advantage 选项不起作用，说明里会写出来）；
-        axes：画进这三个坐标轴（默认新建一张 13 × 4.2 英寸的图）
+        axes：画进这三个坐标轴（默认新建一张 11 × 4.6 英寸的图；图的总标题写明是谁的函数训练出来的）
     【返回】(history, figure)：history 是 rl.History，history.meta 里另有 "model"（训练后的模型）、
-        "start_model"（训练前）、"text"（一行说明，第一句写明用的是谁的实现）
+        "start_model"（训练前）、"text"（一行说明，第一句写明用的是谁的实现）、"banner"（图的总标题：谁的函数）
     【边界】选项不合法时（例如 group_size < 2）抛出 rl.RLConfig 的中文错误。
     【例子】hist, fig = run_grpo_dashboard_logic()；hist["pass1_exact"][-1]
     """
@@ -286,6 +286,7 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     mine = [name for name, f in (("优势函数", advantage_fn), ("替代损失", surrogate_fn)) if f is not None]
     who = f"用你写的{'、'.join(mine)}" + ("（「优势」选项不起作用）" if advantage_fn is not None else "") if mine else \
         f"用{PACKAGE}（toyllm.rl）"
+    banner = f"这张图由你写的{'、'.join(mine)}训练得到" if mine else f"这张图由{PACKAGE}（toyllm.rl）训练得到"
     text = (f"实现：{who}。{fmt_size(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
             f"学习率 {lr:g}，μ = {mu}，ε = {eps_low:g} / {eps_high:g}，β = {beta:g}（{estimator}）"
             f"{'，动态采样' if dynamic_sampling else ''}：路径 pass@1 {p0:.3f} → {p1:.3f}；"
@@ -296,9 +297,9 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     if axes is None:
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(13.0, 4.2))
-        axes = [fig.add_axes(rect) for rect in ([0.045, 0.13, 0.25, 0.79], [0.35, 0.13, 0.25, 0.79],
-                                                [0.735, 0.2, 0.255, 0.72])]
+        fig = Figure(figsize=(11.0, 4.6))
+        axes = [fig.add_axes(rect) for rect in ([0.05, 0.12, 0.25, 0.70], [0.36, 0.12, 0.25, 0.70],
+                                                [0.745, 0.19, 0.245, 0.63])]
     curves = plot_training_curves(hist, columns=[("pass1_exact", "pass1_sampled"), ("entropy", "kl_exact")],
                                   axes=axes[:2])
     curves[0].axhline(p0, color="0.5", ls="--", lw=1, label="训练前")
@@ -307,6 +308,10 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     curves[1].set_ylim(bottom=0)
     plot_context_bars(start, model, title="每个情境选「正确」的概率", ax=axes[2], values=False)
     axes[2].set_xlabel("")                     # 图例在横轴下面（plot_context_bars 的排法），这张矮图里放不下横轴标签
+    # 图的最上面写明是谁的函数训练出来的（换实现时曲线可能一模一样：没有这行字就看不出面板换过了）
+    curves[0].figure.suptitle(banner, x=0.01, y=0.985, ha="left", va="top", fontsize="large",
+                              color="C3" if mine else "C0")
+    hist.meta["banner"] = banner
     return hist, curves[0].figure
 
 

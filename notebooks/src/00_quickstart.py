@@ -32,7 +32,8 @@ report = run_doctor()
 # %%
 import random
 
-from toyllm import (BUG_NAMES, CONTEXT_NAMES, PROCEDURE_NAMES, PROCEDURES, ToyLLM, TrainableLLM, apply_op,
+from toyllm import (BUG_NAMES, CONTEXT_NAMES, PROCEDURE_NAMES, PROCEDURES, ToyLLM, TrainableLLM,
+                    apply_op,
                     bar, context_key, evaluate, fmt_size, make_problem, make_problem_set, probs_for,
                     step_records)
 from toyllm.display import Table
@@ -84,13 +85,16 @@ sample = model.generate(problem, random.Random(1))
 
 rows, x = [], problem.start
 for i, (step, (key, action), probs, value) in enumerate(
-        zip(problem.steps, step_records(problem, sample), probs_for(model, problem, sample), sample.values), start=1):
+        zip(problem.steps, step_records(problem, sample), probs_for(model, problem, sample),
+            sample.values), start=1):
     should = apply_op(step.op, x, step.operand, "correct")
     rows.append([i, f"{x} {step}", CONTEXT_NAMES[key], " / ".join(f"{p:.2f}" for p in probs),
-                 PROCEDURE_NAMES[PROCEDURES[action]], value, should, "" if value == should else "✗"])
+                 PROCEDURE_NAMES[PROCEDURES[action]], value, should,
+                 "" if value == should else "✗"])
     x = value
 Table(["步", "这一步", "情境", "P(正确/错误观念/粗心)", "选了", "写下", "应为", ""], rows,
-      note=f"最终答案 {sample.values[-1]}，正确答案 {problem.answer}：{'做对了' if sample.correct else '做错了'}")
+      note=f"最终答案 {sample.values[-1]}，正确答案 {problem.answer}"
+      f"：{'做对了' if sample.correct else '做错了'}")
 
 # %% [markdown]
 # ## 5. 同一道题做 8 遍
@@ -130,7 +134,8 @@ n = 4
 sampled = evaluate(model, problems, random.Random(1), n=n)[1]
 exact = float(answer_probs(model, problems).mean())
 se = (sampled * (1 - sampled) / (len(problems) * n)) ** 0.5
-print(f"{len(problems)} 道题（3~8 步），每道采样 {n} 次：pass@1 ≈ {sampled:.3f}（标准误差约 {se:.3f}）")
+print(f"{len(problems)} 道题（3~8 步），每道采样 {n} 次：pass@1 ≈ {sampled:.3f}（标准误差约"
+      f" {se:.3f}）")
 print(f"精确值（答对的概率）：{exact:.3f}；路径 pass@1：{exact_pass_at_1(model, problems):.3f}")
 print(f"相差：{abs(sampled - exact):.3f}")
 print(f"\n第 2 节那道题单独的路径 pass@1：{exact_pass_at_1(model, [problem]):.3f}")
@@ -144,7 +149,8 @@ print(f"\n第 2 节那道题单独的路径 pass@1：{exact_pass_at_1(model, [pr
 # 看输出：pass@1 怎样随参数量变化。这就是第 6 讲的第一个主题：**规模**。
 
 # %%
-pass1 = {size: (float(answer_probs(ToyLLM(size), problems).mean()), exact_pass_at_1(ToyLLM(size), problems))
+pass1 = {size: (float(answer_probs(ToyLLM(size), problems).mean()),
+                exact_pass_at_1(ToyLLM(size), problems))
          for size in (1e8, 1e9, 1e10, 1e11, 1e12)}
 Table(["参数量", "pass@1（答对的概率）", "路径 pass@1", ""],
       [[fmt_size(size), f"{q:.3f}", f"{p:.3f}", bar(q, 30)] for size, (q, p) in pass1.items()])
@@ -160,8 +166,10 @@ Table(["参数量", "pass@1（答对的概率）", "路径 pass@1", ""],
 # %%
 trainable = TrainableLLM(1e9)
 print("params 的形状：", trainable.params.shape, "  最大的 |Δ|：", abs(trainable.params).max())
-print("路径 pass@1 相同：", exact_pass_at_1(trainable, problems) == exact_pass_at_1(model, problems))
-print("同一个种子，解答相同：", trainable.generate(problem, random.Random(1)) == model.generate(problem, random.Random(1)))
+print("路径 pass@1 相同：",
+      exact_pass_at_1(trainable, problems) == exact_pass_at_1(model, problems))
+print("同一个种子，解答相同：",
+      trainable.generate(problem, random.Random(1)) == model.generate(problem, random.Random(1)))
 
 # %% [markdown]
 # ## 小结

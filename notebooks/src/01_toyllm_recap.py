@@ -23,8 +23,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
 
-from toyllm import (ALPHA, BETA, BUG_NAMES, CONTEXT_NAMES, CONTEXTS, LOGIT_BUG, LOGIT_CARELESS, NO_COT_PENALTY,
-                    OP_NAMES, OP_SYMBOLS, OPS, PROCEDURE_NAMES, PROCEDURES, REF_SIZE, ToyLLM, apply_op, bar,
+from toyllm import (ALPHA, BETA, BUG_NAMES, CONTEXT_NAMES, CONTEXTS, LOGIT_BUG, LOGIT_CARELESS,
+                    NO_COT_PENALTY,
+                    OP_NAMES, OP_SYMBOLS, OPS, PROCEDURE_NAMES, PROCEDURES, REF_SIZE, ToyLLM,
+                    apply_op, bar,
                     bug_bites, fmt_size, make_problem_set, pad, step_hardness)
 from toyllm.display import Table
 from toyllm.exact import answer_probs, exact_pass_at_1
@@ -49,11 +51,13 @@ for op in OPS:
     print(f"{OP_NAMES[op]}的错误观念：{BUG_NAMES[op]}")
 print()
 rows = []
-for op, a, b in [("add", 47, 38), ("add", 12, 34), ("sub", 52, 17), ("sub", 58, 17), ("mul", 47, 12),
+for op, a, b in [("add", 47, 38), ("add", 12, 34), ("sub", 52, 17), ("sub", 58, 17),
+                 ("mul", 47, 12),
                  ("mul", 47, 3)]:
     rng = random.Random(0)
     careless = [apply_op(op, a, b, "careless", rng) for _ in range(4)]
-    rows.append([f"{a} {OP_SYMBOLS[op]} {b}", apply_op(op, a, b, "correct"), apply_op(op, a, b, "bug"),
+    rows.append([f"{a} {OP_SYMBOLS[op]} {b}", apply_op(op, a, b, "correct"),
+                 apply_op(op, a, b, "bug"),
                  "咬人" if bug_bites(op, a, b) else "不咬人", ", ".join(str(v) for v in careless)])
 Table(["这一步", "正确", "错误观念", "咬人吗", "粗心（4 次）"], rows)
 
@@ -114,7 +118,8 @@ for size in SIZES:
             z_correct -= NO_COT_PENALTY * i
         by_hand = [z_correct, LOGIT_BUG, LOGIT_CARELESS]
         ok = ok and np.allclose(by_hand, model.step_logits(op, a, b, i), rtol=0, atol=1e-12)
-print(f"\n{a} × {b}，第 {i} 步，1B 有思维链：step_logits =", [round(z, 3) for z in ToyLLM(1e9).step_logits(op, a, b, i)])
+print(f"\n{a} × {b}，第 {i} 步，1B 有思维链：step_logits =",
+      [round(z, 3) for z in ToyLLM(1e9).step_logits(op, a, b, i)])
 print("五种大小 × 有无思维链，手算的 logits 都和 step_logits 一致：", ok)
 
 # %% [markdown]
@@ -138,7 +143,7 @@ ax1.set_xlabel("模型参数量")
 ax1.set_ylabel("π(正确)")
 ax1.set_title("乘法的 4 个情境：π(正确) 随模型大小上升")
 ax1.set_ylim(0, 1)
-ax1.legend(fontsize=9)
+ax1.legend()
 
 table_1b = prob_table(ToyLLM(1e9))
 for op in OPS:
@@ -162,7 +167,8 @@ plt.show()
 # %%
 tables = {size: prob_table(ToyLLM(size)) for size in SIZES}
 Table(["情境"] + [fmt_size(s) for s in SIZES] + ["1B"],
-      [[CONTEXT_NAMES[key]] + [f"{tables[s][j, 0]:.3f}" for s in SIZES] + [bar(tables[1e9][j, 0], 15)]
+      [[CONTEXT_NAMES[key]] + [f"{tables[s][j, 0]:.3f}" for s in SIZES] + [bar(tables[1e9][j, 0],
+                                                                               15)]
        for j, key in enumerate(CONTEXTS)])
 
 # %% [markdown]
@@ -184,7 +190,8 @@ key = ("mul", 1.5)
 row = CONTEXTS.index(key)
 Table(["第几步（从 0 数）"] + [str(i) for i in range(8)],
       [["有思维链" if cot else "没有思维链"]
-       + [f"{prob_table(ToyLLM(1e9, cot=cot), step_index=i)[row, 0]:.3f}" for i in range(8)] for cot in (True, False)],
+       + [f"{prob_table(ToyLLM(1e9, cot=cot), step_index=i)[row, 0]:.3f}" for i in range(8)]
+       for cot in (True, False)],
       title=f"情境：{CONTEXT_NAMES[key]}，1B 模型")
 
 # %% [markdown]
@@ -202,7 +209,8 @@ for n_steps in steps:
         by_steps[cot].append(exact_pass_at_1(ToyLLM(1e9, cot=cot), problems))
 
 display(Table(["步数"] + [str(n) for n in steps],
-              [["有思维链" if cot else "没有思维链"] + [f"{p:.3f}" for p in by_steps[cot]] for cot in (True, False)]))
+              [["有思维链" if cot else "没有思维链"] + [f"{p:.3f}" for p in by_steps[cot]]
+               for cot in (True, False)]))
 
 fig, ax = plt.subplots(figsize=(6, 4))
 ax.plot(list(steps), by_steps[True], marker="o", label="有思维链")
@@ -241,12 +249,15 @@ Table(["温度 T"] + [PROCEDURE_NAMES[p] for p in PROCEDURES],
 problems = make_problem_set(random.Random(0), 100, 3, 8)
 temps = (0, 0.25, 0.5, 1, 1.5, 2)
 display(Table(["模型"] + [f"T={T}" for T in temps],
-              [[fmt_size(size)] + [f"{answer_probs(ToyLLM(size), problems, temperature=T).mean():.3f}" for T in temps]
+              [[fmt_size(size)]
+               + [f"{answer_probs(ToyLLM(size), problems, temperature=T).mean():.3f}"
+                  for T in temps]
                for size in (1e8, 1e9, 1e10)]))
 print("correct 不是最可能的做法的情境（贪心在这些情境里不选 correct）：")
 for size in (1e8, 1e9, 1e10):
     table = prob_table(ToyLLM(size))
-    not_best = [CONTEXT_NAMES[key] for j, key in enumerate(CONTEXTS) if table[j, 0] < table[j, 1:].max()]
+    not_best = [CONTEXT_NAMES[key] for j, key in enumerate(CONTEXTS)
+                if table[j, 0] < table[j, 1:].max()]
     print(f"  {pad(fmt_size(size), 6)} {'、'.join(not_best) if not_best else '没有'}")
 
 # %% [markdown]
@@ -262,7 +273,8 @@ print("题目：", problem, "=", problem.answer)
 for T in (0, 1):
     samples = [model.generate(problem, random.Random(seed), temperature=T) for seed in range(20)]
     distinct = {(s.procs, s.values) for s in samples}
-    print(f"T = {T}：20 遍里有 {len(distinct)} 种不同的解答，做对了 {sum(s.correct for s in samples)} 遍")
+    print(f"T = {T}：20 遍里有 {len(distinct)} 种不同的解答，做对了"
+          f" {sum(s.correct for s in samples)} 遍")
 
 # %% [markdown]
 # ## 小结

@@ -22,8 +22,10 @@ import random
 import matplotlib.pyplot as plt
 import numpy as np
 
-from toyllm import (CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, TrainableLLM, add_grad, apply_grads,
-                    context_key, log_likelihood, make_problem, make_problem_set, pad, probs_for, step_records)
+from toyllm import (CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, TrainableLLM, add_grad,
+                    apply_grads,
+                    context_key, log_likelihood, make_problem, make_problem_set, pad, probs_for,
+                    step_records)
 from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, expected_reward, grad_expected_reward
 from toyllm.gradcheck import compare_grads, finite_difference_grad
@@ -90,12 +92,14 @@ for a in range(3):
     fd = finite_difference_grad(lambda params: log_pi(params, a), model.params)[row]  # 有限差分
     grads_by_action.append(np.array(grads[key]))
     diff = np.abs(fd - grads[key]).max()
-    print(f"a = {pad(PROCEDURE_NAMES[PROCEDURES[a]], 10)}公式 {np.array(grads[key])}   有限差分 {fd}   "
+    print(f"a = {pad(PROCEDURE_NAMES[PROCEDURES[a]], 10)}公式 {np.array(grads[key])}   有限差分"
+          f" {fd}   "
           f"最大差异 {'< 1e-9' if diff < 1e-9 else f'{diff:.1e}'}")
 
 print()
 print("性质 1，每个梯度三个分量之和：", np.round([g.sum() for g in grads_by_action], 12) + 0.0)
-print("性质 2，按 π 取期望 Σ_a π_a (e_a − π)：", np.round(sum(p * g for p, g in zip(probs, grads_by_action)), 12) + 0.0)
+print("性质 2，按 π 取期望 Σ_a π_a (e_a − π)：",
+      np.round(sum(p * g for p, g in zip(probs, grads_by_action)), 12) + 0.0)
 
 # %% [markdown]
 # 有限差分本身有很小的误差（来自 $h^2$ 和浮点舍入），所以两者不是逐位相同，只是差异很小。
@@ -123,7 +127,9 @@ print("题目：", problem, "=", problem.answer)
 print("解答：", sample.values, "做对了" if sample.correct else "做错了")
 print()
 grads = {}
-for t, ((key, action), probs) in enumerate(zip(step_records(problem, sample), probs_for(model, problem, sample)), 1):
+for t, ((key, action),
+        probs) in enumerate(zip(step_records(problem, sample), probs_for(model, problem, sample)),
+                            1):
     add_grad(grads, key, action, probs, 1.0)
     print(f"第 {t} 步  {pad(CONTEXT_NAMES[key], 24)} 选了 {PROCEDURE_NAMES[PROCEDURES[action]]}")
 
@@ -144,7 +150,10 @@ def log_p_solution(params):
 
 
 def show_check(result):
-    """打印 compare_grads 的结果：每个情境一行。差异只按量级打印（具体数字随机器的浮点运算略有不同）。"""
+    """
+    打印 compare_grads 的结果：每个情境一行。
+    差异只按量级打印（具体数字随机器的浮点运算略有不同）。
+    """
     print(f"梯度检查：{result.name}")
     for key, same, close, diff in result.rows:
         size = "0" if diff == 0 else "< 1e-9" if diff < 1e-9 else f"{diff:.1e}"
@@ -153,7 +162,8 @@ def show_check(result):
     print("结论：", "✓ 全部在容差内" if result else "✗ 有情境不一致")
 
 
-show_check(compare_grads("一份解答的 log P 的梯度", grads, reference=log_p_solution, model=model, verbose=False))
+show_check(compare_grads("一份解答的 log P 的梯度", grads, reference=log_p_solution, model=model,
+                         verbose=False))
 
 # %% [markdown]
 # ## 3. 为什么情境共享参数：泛化
@@ -175,7 +185,8 @@ for problem in make_problem_set(random.Random(1), 50, 3, 8):          # 找一�
         break
 t = keys.index(target)
 step, x = problem.steps[t], inputs[t]
-print(f"用来学习的一步：{problem} 的第 {t + 1} 步  {x} {step}（{CONTEXT_NAMES[target]}），选了 correct")
+print(f"用来学习的一步：{problem} 的第 {t + 1} 步  {x} {step}（{CONTEXT_NAMES[target]}），选了"
+      " correct")
 
 grads = {}
 add_grad(grads, target, 0, base_model.step_probs(step.op, x, step.operand, t), 1.0)
@@ -198,9 +209,11 @@ has_target = ((paths.ctx == CONTEXTS.index(target)) & paths.mask).any(axis=1)
 before = exact_pass_at_1(base_model, paths, per_problem=True)
 after = exact_pass_at_1(learned, paths, per_problem=True)
 change = after - before
-print(f"有「{CONTEXT_NAMES[target]}」的题：{has_target.sum()} 道，pass@1 变化最小 {change[has_target].min():+.4f}，"
+print(f"有「{CONTEXT_NAMES[target]}」的题：{has_target.sum()} 道，pass@1 变化最小"
+      f" {change[has_target].min():+.4f}，"
       f"平均 {change[has_target].mean():+.4f}")
-print(f"没有这个情境的题：{(~has_target).sum()} 道，|变化| 最大 {np.abs(change[~has_target]).max():.4f}")
+print(f"没有这个情境的题：{(~has_target).sum()} 道，|变化| 最大"
+      f" {np.abs(change[~has_target]).max():.4f}")
 
 fig, ax = plt.subplots(figsize=(5.5, 5))
 ax.scatter(before[has_target], after[has_target], s=14, label=f"有「{CONTEXT_NAMES[target]}」")
@@ -231,7 +244,8 @@ model = TrainableLLM(1e9)
 problems = make_problem_set(random.Random(0), 32, 3, 8)
 exact_grad = grad_expected_reward(model, problems)
 print(f"J = 平均 pass@1 = {expected_reward(model, problems):.4f}")
-show_check(compare_grads("精确梯度 vs 有限差分", exact_grad, model=model, problems=problems, verbose=False))
+show_check(compare_grads("精确梯度 vs 有限差分", exact_grad, model=model, problems=problems,
+                         verbose=False))
 
 # %% [markdown]
 # ## 5. REINFORCE：用采样估计梯度
@@ -277,7 +291,8 @@ estimate = reinforce_estimate(scores, R)
 print(f"{len(problems)} 道题 × 每道 8 份 = {len(rollouts)} 份解答，平均奖励 {R.mean():.3f}；"
       f"最终答案对、但不是每一步都对的：{int((rollouts.correct & (R == 0)).sum())} 份")
 Table(["情境", "精确 ∂J/∂Δ_correct", "REINFORCE 估计"],
-      [[CONTEXT_NAMES[key], f"{exact_grad[j, 0]:.4f}", f"{estimate[j, 0]:.4f}"] for j, key in enumerate(CONTEXTS)])
+      [[CONTEXT_NAMES[key], f"{exact_grad[j, 0]:.4f}",
+        f"{estimate[j, 0]:.4f}"] for j, key in enumerate(CONTEXTS)])
 
 # %% [markdown]
 # 看上表：大的分量估得还可以，接近 0 的分量误差相对很大，有的连符号都可能不对。这就是采样的噪声。
@@ -306,7 +321,8 @@ for n in (8, 32, 128, 512):
     errors = []
     for seed in range(5):
         r = sample_rollouts(model, batch, n, np.random.default_rng([n, seed]))
-        errors.append(np.linalg.norm(reinforce_estimate(score_vectors(r), all_steps_right(r)) - exact_grad))
+        errors.append(np.linalg.norm(reinforce_estimate(score_vectors(r),
+                                                        all_steps_right(r)) - exact_grad))
     err = math.sqrt(np.mean(np.square(errors)))
     rows.append([n, len(r), f"{err:.4f}", f"{err * math.sqrt(n):.3f}"])
 Table(["每道题的样本数 n", "份数 B", "误差 ‖ĝ − ∇J‖", "误差 × √n"], rows)
@@ -340,7 +356,8 @@ R = all_steps_right(big)
 
 def many_estimates(weights):
     """400 次独立的估计，形状 (400, 12, 3)：每道题的样本按顺序切成 400 批，每批 G 份。"""
-    return (weights[:, None, None] * big_scores).reshape(P, reps, G, len(CONTEXTS), 3).mean(axis=(0, 2))
+    return (weights[:, None, None] * big_scores).reshape(P, reps, G, len(CONTEXTS),
+                                                         3).mean(axis=(0, 2))
 
 
 def bias_and_error(estimates):
@@ -352,7 +369,8 @@ def bias_and_error(estimates):
 results, rows = {}, []
 for c in (-1, 0, 1, 2):
     reward = R + c
-    results[c] = {"没有基线": many_estimates(reward), "留一法基线": many_estimates(group_advantages(reward, G, "rloo"))}
+    results[c] = {"没有基线": many_estimates(reward),
+                  "留一法基线": many_estimates(group_advantages(reward, G, "rloo"))}
     (b0, e0), (b1, e1) = (bias_and_error(results[c][k]) for k in ("没有基线", "留一法基线"))
     rows.append([f"{1 + c} / {c}"] + [f"{x:.4f}" for x in (b0, e0, b1, e1)])
 Table(["奖励（答对 / 答错）", "没有基线：偏差", "典型误差", "留一法：偏差", "典型误差"], rows,
@@ -411,7 +429,7 @@ plt.show()
 
 # %%
 g0 = many_estimates(R)                                           # ĝ(0)：没有基线
-s1 = many_estimates(np.ones_like(R))                             # (1/B) Σ_i Σ_t (e − π)：期望是 0 的那一项
+s1 = many_estimates(np.ones_like(R))                             # (1/B) Σ_i Σ_t (e − π)：期望是 0
 baselines = np.linspace(-0.5, 1.25, 36)
 typical = [bias_and_error(g0 - b * s1)[1] for b in baselines]
 rloo_error = bias_and_error(results[0]["留一法基线"])[1]
@@ -423,7 +441,8 @@ ax.plot(baselines, typical, label="常数基线 b")
 ax.axhline(rloo_error, color="C1", linestyle="--", label="留一法基线（RLOO）")
 ax.axvline(0, color="0.6", linewidth=1)
 ax.scatter([0], [typical[int(np.argmin(np.abs(baselines)))]], color="C0", zorder=3)
-ax.annotate("b = 0：没有基线", (0, typical[int(np.argmin(np.abs(baselines)))]), textcoords="offset points",
+ax.annotate("b = 0：没有基线", (0, typical[int(np.argmin(np.abs(baselines)))]),
+            textcoords="offset points",
             xytext=(8, 10))
 ax.axvline(R.mean(), color="C2", linewidth=1, linestyle=":", label="平均奖励")
 ax.set_xlabel("基线 b")

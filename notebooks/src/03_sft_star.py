@@ -24,11 +24,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
 
-from toyllm import (CONTEXT_NAMES, CONTEXTS, OP_SYMBOLS, PROCEDURE_NAMES, PROCEDURES, ToyLLM, TrainableLLM, apply_op,
+from toyllm import (CONTEXT_NAMES, CONTEXTS, OP_SYMBOLS, PROCEDURE_NAMES, PROCEDURES, ToyLLM,
+                    TrainableLLM, apply_op,
                     bug_bites, log_likelihood, sft)
 from toyllm.display import Table
 from toyllm.exact import exact_pass_at_1
-from toyllm.imitation import (distinct_mask, expert_iteration, hinted_rollouts, rejection_sampling_ft,
+from toyllm.imitation import (distinct_mask, expert_iteration, hinted_rollouts,
+                              rejection_sampling_ft,
                               rollouts_to_data, sft_counts, sft_rollouts, star, step_counts)
 from toyllm.plots import plot_context_bars
 from toyllm.plotstyle import use_chinese_font
@@ -108,13 +110,16 @@ for epoch in range(200):
     sft_counts(student, counts, epochs=1, lr=2.0)
     curve.append(mean_log_lik(student, counts))
 
-print(f"训练前 {curve[0]:.4f}；第 10 个 epoch {curve[10]:.4f}；第 50 个 {curve[50]:.4f}；第 200 个 {curve[200]:.4f}")
+print(f"训练前 {curve[0]:.4f}；第 10 个 epoch {curve[10]:.4f}；第 50 个 {curve[50]:.4f}；第 200 个"
+      f" {curve[200]:.4f}")
 print(f"老师自己：{mean_log_lik(teacher, counts):.4f}；上限（示范里的频率）：{ceiling:.4f}")
-print(f"和 toyllm.log_likelihood 逐步算的相同：{abs(log_likelihood(student, data) - curve[-1]) < 1e-9}")
+print("和 toyllm.log_likelihood 逐步算的相同"
+      f"：{abs(log_likelihood(student, data) - curve[-1]) < 1e-9}")
 
 fig, ax = plt.subplots(figsize=(7, 4.5))
 ax.plot(range(len(curve)), curve, label="1B 学生")
-ax.axhline(mean_log_lik(teacher, counts), color="C1", linestyle="--", label=f"老师 {teacher.name} 自己")
+ax.axhline(mean_log_lik(teacher, counts), color="C1", linestyle="--",
+           label=f"老师 {teacher.name} 自己")
 ax.axhline(ceiling, color="C2", linestyle=":", label="上限：π 等于示范里的频率")
 ax.set_xlabel("epoch")
 ax.set_ylabel("示范上的平均每步对数似然")
@@ -138,13 +143,15 @@ ax = plot_context_bars(base, student, labels=("SFT 前", "SFT 后（200 个 epoc
 ax.figure.tight_layout()
 plt.show()
 
-p_before, p_after, p_teacher = prob_table(base)[:, 0], prob_table(student)[:, 0], prob_table(teacher)[:, 0]
+p_before, p_after = prob_table(base)[:, 0], prob_table(student)[:, 0]
+p_teacher = prob_table(teacher)[:, 0]
 display(Table(["情境", "示范步数", "SFT 前", "SFT 后", "示范频率", "老师"],
               [[CONTEXT_NAMES[key], int(counts[j].sum())]
                + [f"{x:.3f}" for x in (p_before[j], p_after[j], freq[j, 0], p_teacher[j])]
                for j, key in enumerate(CONTEXTS)]))
 gap = int(np.argmax(np.abs(freq[:, 0] - p_teacher)))
-print(f"\n示范频率和老师差得最多的情境：{CONTEXT_NAMES[CONTEXTS[gap]]}（{int(counts[gap].sum())} 步）："
+print(f"\n示范频率和老师差得最多的情境：{CONTEXT_NAMES[CONTEXTS[gap]]}（{int(counts[gap].sum())}"
+      " 步）："
       f"频率 {freq[gap, 0]:.3f}，老师 {p_teacher[gap]:.3f}，SFT 后的学生 {p_after[gap]:.3f}")
 
 # %% [markdown]
@@ -153,7 +160,8 @@ print(f"\n示范频率和老师差得最多的情境：{CONTEXT_NAMES[CONTEXTS[g
 # 看输出：学生 SFT 前后的路径 pass@1，和老师的路径 pass@1。
 
 # %%
-print(f"留出题上的路径 pass@1：学生 SFT 前 {start_pass:.4f} → SFT 后 {exact_pass_at_1(student, heldout):.4f}；"
+print(f"留出题上的路径 pass@1：学生 SFT 前 {start_pass:.4f} → SFT 后"
+      f" {exact_pass_at_1(student, heldout):.4f}；"
       f"老师 {exact_pass_at_1(teacher, heldout):.4f}")
 
 # %% [markdown]
@@ -194,7 +202,8 @@ print(f"  RFT（去重）：  {exact_pass_at_1(rft_dedup, heldout):.4f}")
 
 packed = base.copy()
 hist = rejection_sampling_ft(packed, train_set, heldout, k=k, dedup=True, seed=1)
-print("rejection_sampling_ft(dedup=True, seed=1) 和手写的结果相同：", np.array_equal(packed.params, rft_dedup.params))
+print("rejection_sampling_ft(dedup=True, seed=1) 和手写的结果相同：",
+      np.array_equal(packed.params, rft_dedup.params))
 
 # %% [markdown]
 # **RFT 和强化学习的关系。** 奖励 $R(o) \in \{0, 1\}$（答案对不对）。$N$ 份解答都由当前模型采样，做对的那些一共 $T_{\text{对}}$ 步。
@@ -236,12 +245,15 @@ rounds = 6
 ei = {}
 for restart in (False, True):
     model = base.copy()
-    ei[restart] = expert_iteration(model, train_set, heldout, rounds=rounds, k=8, restart=restart, seed=2)
+    ei[restart] = expert_iteration(model, train_set, heldout, rounds=rounds, k=8, restart=restart,
+                                   seed=2)
 
 rows = [[0, 0, "", f"{start_pass:.4f}", "", f"{start_pass:.4f}"]]
-rows += [[i + 1, ei[False]["samples"][i], ei[False]["kept"][i], f"{ei[False]['pass1_exact'][i]:.4f}",
+rows += [[i + 1, ei[False]["samples"][i], ei[False]["kept"][i],
+          f"{ei[False]['pass1_exact'][i]:.4f}",
           ei[True]["kept"][i], f"{ei[True]['pass1_exact'][i]:.4f}"] for i in range(rounds)]
-Table(["轮次", "累计样本", "继续：保留", "继续：路径 pass@1", "从头：保留", "从头：路径 pass@1"], rows)
+Table(["轮次", "累计样本", "继续：保留", "继续：路径 pass@1", "从头：保留", "从头：路径 pass@1"],
+      rows)
 
 # %% [markdown]
 # 看上表：继续训练时，pass@1 一轮比一轮高，留下的样本也越来越多；每轮从头开始时，第一轮以后几乎不再上升。
@@ -269,9 +281,16 @@ Table(["轮次", "累计样本", "继续：保留", "继续：路径 pass@1", "�
 first = sample_rollouts(base, train_set, 1, np.random.default_rng(3))
 failed = [train_set[i] for i in np.flatnonzero(~first.correct)]
 print(f"学生做 1 遍，做错了 {len(failed)} / {len(train_set)} 道题。在这些题上带着提示各做 4 遍：")
+
+
+def hinted_share(boost):
+    """加提示 hint_boost 以后，4 份重做里做对的比例。"""
+    rollouts = hinted_rollouts(base, failed, 4, np.random.default_rng(4), hint_boost=boost)
+    return rollouts.correct.mean()
+
+
 Table(["hint_boost", "做对的比例"],
-      [[str(boost), f"{hinted_rollouts(base, failed, 4, np.random.default_rng(4), hint_boost=boost).correct.mean():.3f}"]
-       for boost in (0.0, 1.0, 3.0, 6.0)])
+      [[str(boost), f"{hinted_share(boost):.3f}"] for boost in (0.0, 1.0, 3.0, 6.0)])
 
 # %% [markdown]
 # 现在跑 STaR（`star`，默认 `hint_boost = 3`、每轮从原始模型开始），合理化打开和关闭各一次，每次 6 轮。
@@ -283,13 +302,16 @@ Table(["hint_boost", "做对的比例"],
 star_hist = {}
 for rationalize in (True, False):
     model = base.copy()
-    star_hist[rationalize] = star(model, train_set, heldout, rounds=rounds, rationalize=rationalize, seed=5)
+    star_hist[rationalize] = star(model, train_set, heldout, rounds=rounds, rationalize=rationalize,
+                                  seed=5)
 
 for rationalize, name in ((True, "STaR（合理化）"), (False, "STaR（不合理化）")):
     print(name)
-    display(star_hist[rationalize].table(columns=["iteration", "samples", "kept", "rationalized", "pass1_exact"]))
+    display(star_hist[rationalize].table(columns=["iteration", "samples", "kept", "rationalized",
+                                                  "pass1_exact"]))
 last = {r: star_hist[r]["pass1_exact"][-1] for r in (True, False)}
-print(f"第 {rounds} 轮以后的路径 pass@1：合理化 {last[True]:.4f}，不合理化 {last[False]:.4f}，差 {last[True] - last[False]:+.4f}")
+print(f"第 {rounds} 轮以后的路径 pass@1：合理化 {last[True]:.4f}，不合理化 {last[False]:.4f}，差"
+      f" {last[True] - last[False]:+.4f}")
 
 # %% [markdown]
 # 把这一节的四种做法画在一起，横轴是**累计采样的解答数**（这样不同方法花的采样才好比较；第 05 个 notebook 还会拿 GRPO 来比）。
@@ -322,8 +344,10 @@ plt.show()
 # %%
 bug_step = (own.actions == 1) & own.mask
 lucky = own.correct & bug_step.any(axis=1)
-print(f"做对的 {kept.sum()} 份里，有 {lucky.sum()} 份至少用了一次错误观念（{lucky.sum() / kept.sum():.1%}）")
-print(f"去重以后的 {distinct.sum()} 份里，有 {(lucky & distinct).sum()} 份（{(lucky & distinct).sum() / distinct.sum():.1%}）")
+print(f"做对的 {kept.sum()} 份里，有 {lucky.sum()} 份至少用了一次错误观念"
+      f"（{lucky.sum() / kept.sum():.1%}）")
+print(f"去重以后的 {distinct.sum()} 份里，有 {(lucky & distinct).sum()} 份"
+      f"（{(lucky & distinct).sum() / distinct.sum():.1%}）")
 print()
 
 i = int(np.flatnonzero(lucky)[0])
@@ -331,9 +355,11 @@ problem = train_set[own.problem[i]]
 print("题目：", problem, "=", problem.answer, "    学生的答案：", own.final[i], "（做对了）")
 rows, x = [], problem.start
 for t, step in enumerate(problem.steps):
-    rows.append([t + 1, f"{x} {OP_SYMBOLS[step.op]} {step.operand}", CONTEXT_NAMES[CONTEXTS[own.ctx[i, t]]],
+    rows.append([t + 1, f"{x} {OP_SYMBOLS[step.op]} {step.operand}",
+                 CONTEXT_NAMES[CONTEXTS[own.ctx[i, t]]],
                  PROCEDURE_NAMES[PROCEDURES[own.actions[i, t]]], int(own.values[i, t]),
-                 apply_op(step.op, x, step.operand, "correct"), "咬人" if bug_bites(step.op, x, step.operand) else "不咬人"])
+                 apply_op(step.op, x, step.operand, "correct"),
+                 "咬人" if bug_bites(step.op, x, step.operand) else "不咬人"])
     x = int(own.values[i, t])
 Table(["步", "这一步", "情境", "做法", "写下的值", "正确值", "bug 咬人吗"], rows)
 
@@ -354,7 +380,8 @@ Table(["步", "这一步", "情境", "做法", "写下的值", "正确值", "bug
 
 # %%
 never_bites = [("add", 0.0), ("sub", 0.0), ("mul", 0.0), ("mul", 0.7)]
-order = [CONTEXTS.index(key) for key in never_bites] + [j for j, key in enumerate(CONTEXTS) if key not in never_bites]
+order = ([CONTEXTS.index(key) for key in never_bites]
+         + [j for j, key in enumerate(CONTEXTS) if key not in never_bites])
 pi0, pi_rft, pi_dedup = prob_table(base), prob_table(rft), prob_table(rft_dedup)
 
 
@@ -380,19 +407,22 @@ Table(["情境", "模型π_bug", "期望值", "数据:不去重", "数据:去重
 # %%
 fig, ax = plt.subplots(figsize=(11, 4.5))
 xs = np.arange(len(order))
-for shift, (name, table) in zip((-0.27, 0.0, 0.27), (("训练前", pi0), ("RFT", pi_rft), ("RFT（去重）", pi_dedup))):
+for shift, (name, table) in zip((-0.27, 0.0, 0.27),
+                                (("训练前", pi0), ("RFT", pi_rft), ("RFT（去重）", pi_dedup))):
     ax.bar(xs + shift, table[order, 1], width=0.27, label=name)
 ax.axvline(len(never_bites) - 0.5, color="0.4", linewidth=1, linestyle="--")
 ax.set_xticks(xs)
-ax.set_xticklabels([CONTEXT_NAMES[CONTEXTS[j]] for j in order], rotation=35, ha="right", fontsize=8)
+ax.set_xticklabels([CONTEXT_NAMES[CONTEXTS[j]] for j in order], rotation=35, ha="right")
 ax.set_ylabel("π(选「错误观念」)")
 ax.set_title("模仿做对的解答：bug 不咬人的情境（虚线左边）里，bug 没有被改掉")
 ax.legend()
 fig.tight_layout()
 plt.show()
 
-visits = step_counts(own.ctx, own.actions, own.mask).sum(axis=1)       # 每个情境在 2048 份解答里出现了几步
-groups = (("bug 不咬人的 4 个情境", order[:len(never_bites)]), ("bug 会咬人的 8 个情境", order[len(never_bites):]))
+visits = step_counts(own.ctx, own.actions,
+                     own.mask).sum(axis=1)       # 每个情境在 2048 份解答里出现了几步
+groups = (("bug 不咬人的 4 个情境", order[:len(never_bites)]),
+          ("bug 会咬人的 8 个情境", order[len(never_bites):]))
 for group, idx in groups:
     w = visits[idx] / visits[idx].sum()
     before = w @ pi0[idx, 1]

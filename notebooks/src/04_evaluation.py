@@ -30,7 +30,8 @@ from IPython.display import display
 
 from toyllm import ToyLLM, make_problem_set, pass_at_k
 from toyllm.display import Table
-from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, draw_samples, maj_at_k, maj_vote, pass_at_k_sampled,
+from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, draw_samples, maj_at_k, maj_vote,
+                               pass_at_k_sampled,
                                verify)
 from toyllm.exact import answer_pass_at_k, answer_probs, exact_pass_at_1
 from toyllm.experiments import compare_exact_sampled, evaluate_sampled, inference_curves
@@ -62,7 +63,8 @@ exact_small = answer_pass_at_k(small, problems, ks)
 exact_large = answer_pass_at_k(large, problems, ks)
 display(Table(["k", small.name, large.name], [[k, exact_small[k], exact_large[k]] for k in ks]))
 first = next(k for k in ks if exact_small[k] > exact_large[1])
-print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超过 {large.name} 的 pass@1 = {exact_large[1]:.4f}")
+print(f"\n{small.name} 的 pass@{first} = {exact_small[first]:.4f}，已经超过 {large.name} 的 pass@1"
+      f" = {exact_large[1]:.4f}")
 
 # %% [markdown]
 # ## 3. 采样估计和它的误差棒
@@ -96,9 +98,11 @@ for n in (4, 16, 64, 256):
     r = compare_exact_sampled(small, problems, n, np.random.default_rng(n))
     s, a = r.sampled, r.steps_right
     z_steps = (a.value - r.path) / a.stderr
-    rows.append([n, r.exact, f"{s:.4f}", f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", f"{r.z:+.2f}", r.path, f"{a:.4f}",
+    rows.append([n, r.exact, f"{s:.4f}", f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", f"{r.z:+.2f}",
+                 r.path, f"{a:.4f}",
                  f"{z_steps:+.2f}", f"{r.repaired:.4f}"])
-Table(["n", "精确（答对）", "采样 pass@1 ± 采样标准误", "95% 区间", "z", "走对路径", "每步都对 ± 标准误", "z", "被修好"],
+Table(["n", "精确（答对）", "采样 pass@1 ± 采样标准误", "95% 区间", "z", "走对路径",
+       "每步都对 ± 标准误", "z", "被修好"],
       rows)
 
 # %% [markdown]
@@ -162,7 +166,8 @@ samples = draw_samples(small, problems, 16, np.random.default_rng(2))
 unbiased = pass_at_k_sampled(samples, (1, 2, 4, 8, 16))
 c = samples.correct.sum(axis=1)
 Table(["k", "精确", "无偏估计 ± 题目层面标准误", "朴素估计"],
-      [[k, exact_small[k], f"{est:.4f}", float(np.mean(1 - (1 - c / 16) ** k))] for k, est in unbiased.items()])
+      [[k, exact_small[k], f"{est:.4f}",
+        float(np.mean(1 - (1 - c / 16) ** k))] for k, est in unbiased.items()])
 
 # %% [markdown]
 # **为什么 $k = 16$ 是"1.0000 ± 0.0000"，而精确值小于 1？** $k = n = 16$ 时，一道题的无偏估计只有两个值：16 个样本里至少有一个对就是 1，一个都没对就是 0。
@@ -174,7 +179,8 @@ Table(["k", "精确", "无偏估计 ± 题目层面标准误", "朴素估计"],
 
 # %%
 q_each = answer_probs(small, problems)
-print(f"预期 16 次全错的题：{np.sum((1 - q_each) ** 16):.2f} 道；一道都没有的概率：{np.prod(1 - (1 - q_each) ** 16):.2f}")
+print(f"预期 16 次全错的题：{np.sum((1 - q_each) ** 16):.2f} 道；一道都没有的概率"
+      f"：{np.prod(1 - (1 - q_each) ** 16):.2f}")
 
 # %% [markdown]
 # 画成 pass@k 曲线：实线是精确值，带误差棒的是无偏估计。
@@ -202,7 +208,8 @@ fig = plot_pass_at_k({
 print("maj_vote([5, 7, 7, 5, 3]) =", maj_vote([5, 7, 7, 5, 3]), "（5 和 7 各 2 票，5 先出现）")
 print("maj_vote([902, 881, 881]) =", maj_vote([902, 881, 881]))
 answers, truth = [881, 902, 875, 902], 902
-print("精确验证器的判断：", verify(answers, truth), "→ best-of-n 选", best_of_n(answers, verify(answers, truth)))
+print("精确验证器的判断：", verify(answers, truth), "→ best-of-n 选",
+      best_of_n(answers, verify(answers, truth)))
 noisy = verify(answers, truth, error_rate=0.5, rng=np.random.default_rng(3))
 print("有噪声的验证器（错 50%）的判断：", noisy, "→ best-of-n 选", best_of_n(answers, noisy))
 
@@ -248,7 +255,8 @@ print(report)
 # 1B 采 8 次，不论哪种用法都超过 10B 采 1 次；没有思维链的 1B 差得多，投票也救不回来。
 
 # %%
-curves = inference_curves([small, large, ToyLLM(1e9, cot=False)], problems, 32, np.random.default_rng(5))
+curves = inference_curves([small, large, ToyLLM(1e9, cot=False)], problems, 32,
+                          np.random.default_rng(5))
 fig = plot_test_time_compute(curves, by="metric")
 
 # %% [markdown]
@@ -267,7 +275,8 @@ fig = plot_test_time_compute(curves, by="model")
 
 # %%
 by_name = {m["name"]: m for m in curves["models"]}
-rows = [[name, k, f"{k * size / 1e9:.0f}B", m["pass_at_k"][i], m["maj_at_k"][i], m["best_of_k_noisy"][i]]
+rows = [[name, k, f"{k * size / 1e9:.0f}B", m["pass_at_k"][i], m["maj_at_k"][i],
+         m["best_of_k_noisy"][i]]
         for name, size in ((small.name, 1e9), (large.name, 1e10))
         for m in [by_name[name]] for i, k in enumerate(curves["ks"]) if k in (1, 8)]
 Table(["模型", "k", "推理计算量", "pass@k", "maj@k", "best-of-k（错 10%）"], rows, digits=3)
@@ -284,7 +293,8 @@ Table(["模型", "k", "推理计算量", "pass@k", "maj@k", "best-of-k（错 10%
 scaling = scaling_curve(problems, np.random.default_rng(6), n=16)
 display(Table(["参数量", "答对的概率（精确 pass@1）", "采样估计 ± 采样标准误"],
               [[name, e, f"{s:.4f} ± {se:.4f}"]
-               for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"], scaling["sampled_se"])]))
+               for name, e, s, se in zip(scaling["names"], scaling["exact"], scaling["sampled"],
+                                         scaling["sampled_se"])]))
 fig = plot_scaling(scaling)
 
 # %% [markdown]

@@ -36,7 +36,8 @@ from toyllm.imitation import expert_iteration, star
 from toyllm.plots import plot_context_bars
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
-from toyllm.rl import (PRESETS, default_problems, group_advantages, policy_loss, preset, presets_table, step_rewards,
+from toyllm.rl import (PRESETS, default_problems, group_advantages, policy_loss, preset,
+                       presets_table, step_rewards,
                        train)
 from toyllm.sampler import prepare_problems, sample_rollouts
 
@@ -47,12 +48,14 @@ train_set, heldout = default_problems(seed=0)
 paths = correct_paths(heldout)
 base = TrainableLLM(1e9, name="1B")
 start_pass = exact_pass_at_1(base, paths)
-print(f"训练题 {len(train_set)} 道，留出题 {len(heldout)} 道；1B 训练前的路径 pass@1 = {start_pass:.4f}")
+print(f"训练题 {len(train_set)} 道，留出题 {len(heldout)} 道；1B 训练前的路径 pass@1 ="
+      f" {start_pass:.4f}")
 print()
 print(presets_table(["reinforce", "rloo", "grpo"]))
 print()
 cfg = PRESETS["grpo"]
-print(f"共同的默认值：每次迭代 {cfg.batch_problems} 道题 × 每题 G = {cfg.group_size} 份，lr = {cfg.lr}，"
+print(f"共同的默认值：每次迭代 {cfg.batch_problems} 道题 × 每题 G = {cfg.group_size} 份，lr ="
+      f" {cfg.lr}，"
       f"μ = {cfg.mu}，温度 {cfg.temperature}")
 
 # %% [markdown]
@@ -94,14 +97,17 @@ rewards = np.array([1, 0, 0, 0,
 methods = ("none", "mean", "rloo", "grpo")
 adv = {m: group_advantages(rewards, G_demo, m) for m in methods}
 display(Table(["组", "r"] + list(methods),
-              [[i // G_demo + 1, int(r)] + [f"{adv[m][i]:.4f}" for m in methods] for i, r in enumerate(rewards)]))
+              [[i // G_demo + 1,
+                int(r)] + [f"{adv[m][i]:.4f}" for m in methods] for i, r in enumerate(rewards)]))
 for g in range(3):
     grp = rewards[g * G_demo:(g + 1) * G_demo]
     sums = "，".join(f"{m} {adv[m][g * G_demo:(g + 1) * G_demo].sum():+.4f}" for m in methods)
     print(f"第 {g + 1} 组：平均 {grp.mean():.2f}，标准差 {grp.std(ddof=1):.4f}；优势之和：{sums}")
 ratio = adv["rloo"][:8] / adv["mean"][:8]
-print(f"RLOO / 组平均基线 = {ratio.min():.4f} … {ratio.max():.4f}，G/(G−1) = {G_demo / (G_demo - 1):.4f}")
-print(f"GRPO 第 1 份：(1 − 0.25) / 0.5 = {0.75 / 0.5:.4f}；分母加上 ε = 1e-4 以后是 {0.75 / (0.5 + 1e-4):.4f}")
+print(f"RLOO / 组平均基线 = {ratio.min():.4f} … {ratio.max():.4f}，G/(G−1) ="
+      f" {G_demo / (G_demo - 1):.4f}")
+print(f"GRPO 第 1 份：(1 − 0.25) / 0.5 = {0.75 / 0.5:.4f}；分母加上 ε = 1e-4 以后是"
+      f" {0.75 / (0.5 + 1e-4):.4f}")
 
 # %% [markdown]
 # GRPO 的数比 $(r_i - \bar r)/\operatorname{std}$ 略小一点，是因为分母里加了 $\epsilon$（输出最后一行）。
@@ -131,15 +137,18 @@ G, reps = 8, 300
 batch32 = prepare_problems(train_set[:32])
 P = len(batch32)
 exact_grad = grad_expected_reward(base, train_set[:32])
-big = sample_rollouts(base, batch32, G * reps, np.random.default_rng(0))   # 每道题 2400 份，按 8 份一组连续排列
+big = sample_rollouts(base, batch32, G * reps,
+                      np.random.default_rng(0))   # 每道题 2400 份，按 8 份一组连续排列
 S = score_vectors(big)
 R = step_rewards(big)                                                    # 结果奖励：0 或 1
 weights = {m: group_advantages(R, G, m) for m in methods}
-weights["none ±1"] = 2 * R - 1                                           # 答对 +1、答错 −1，不减基线
+weights["none ±1"] = 2 * R - 1                                   # 答对 +1、答错 −1，不减基线
 weights["none 2/1"] = R + 1                                              # 答对 2、答错 1，不减基线
-estimator = preset("reinforce", loss_agg="constant")                     # 只用它的聚合方式；优势直接给出
+estimator = preset("reinforce",
+                   loss_agg="constant")                     # 只用它的聚合方式；优势直接给出
 same = all(np.allclose(-policy_loss(base, big, weights[m], estimator, max_len=1).grad,
-                       (weights[m][:, None, None] * S).mean(axis=0), rtol=0, atol=1e-12) for m in methods)
+                       (weights[m][:, None, None] * S).mean(axis=0), rtol=0,
+                       atol=1e-12) for m in methods)
 print(f"{len(big)} 份解答；四种优势下 (1/B) Σ A_i S_i 和引擎的 −梯度相同：{same}")
 
 # %% [markdown]
@@ -160,7 +169,8 @@ for m, w in weights.items():
     total_var = ((gs - mean) ** 2).sum(axis=(1, 2)).mean()
     cos = (mean * exact_grad).sum() / np.linalg.norm(mean) / np.linalg.norm(exact_grad)
     stats[m] = (np.linalg.norm(mean), total_var / np.linalg.norm(mean) ** 2)
-    rows.append([m, f"{np.linalg.norm(mean) / np.linalg.norm(exact_grad):.3f}", cos, f"{total_var:.5f}", stats[m][1]])
+    rows.append([m, f"{np.linalg.norm(mean) / np.linalg.norm(exact_grad):.3f}", cos,
+                 f"{total_var:.5f}", stats[m][1]])
 display(Table(["优势", "‖ḡ‖/‖∇J‖", "cos(ḡ, ∇J)", "tr Cov", "相对方差"], rows))
 best = min(methods, key=lambda m: stats[m][1])
 print(f"0/1 奖励时相对方差最小的是：{best}")
@@ -201,12 +211,15 @@ for name in ("reinforce", "rloo", "grpo"):
     models[name] = base.copy(name=name)
     runs[name] = train(models[name], preset(name, iterations=iters), train_set, paths)
 
-display(Table(["预设", "样本数", "路径 pass@1：开始", "第 50 次", "第 100 次", "熵：第 1 次", "第 100 次"],
-              [[name, h["samples"][-1]] + [f"{x:.4f}" for x in (start_pass, h["pass1_exact"][49], h["pass1_exact"][-1],
+display(Table(["预设", "样本数", "路径 pass@1：开始", "第 50 次", "第 100 次", "熵：第 1 次",
+               "第 100 次"],
+              [[name,
+                h["samples"][-1]] + [f"{x:.4f}" for x in (start_pass, h["pass1_exact"][49],
+                                                          h["pass1_exact"][-1],
                                                                h["entropy"][0], h["entropy"][-1])]
                for name, h in runs.items()]))
 
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
 labels = {"reinforce": "REINFORCE（无基线）", "rloo": "RLOO", "grpo": "GRPO"}
 for name, h in runs.items():
     ax1.plot([0] + h["samples"], [start_pass] + h["pass1_exact"], label=labels[name])
@@ -236,7 +249,8 @@ for name in ("reinforce", "rloo"):
 checkpoints = (10, 25, 50, 100)
 Table([""] + [f"第 {c} 次" for c in checkpoints],
       [[name] + [f"{h['pass1_exact'][c - 1]:.4f}" for c in checkpoints]
-       for name, h in (("GRPO（lr = 2）", runs["grpo"]), (f"REINFORCE（lr = {lr:.2f}）", scaled["reinforce"]),
+       for name, h in (("GRPO（lr = 2）", runs["grpo"]),
+                       (f"REINFORCE（lr = {lr:.2f}）", scaled["reinforce"]),
                        (f"RLOO（lr = {lr:.2f}）", scaled["rloo"]))])
 
 # %% [markdown]
@@ -258,7 +272,8 @@ R = step_rewards(r)
 by_group = R.reshape(-1, G)
 constant = np.ptp(by_group, axis=1) == 0
 only_constant = np.repeat(constant, G)                        # 每份解答：它所在的组是不是奖励全相同
-print(f"32 组里奖励全相同的：{constant.sum()} 组（全对 {(constant & (by_group[:, 0] == 1)).sum()} 组，"
+print(f"32 组里奖励全相同的：{constant.sum()} 组（全对 {(constant & (by_group[:, 0] == 1)).sum()}"
+      " 组，"
       f"全错 {(constant & (by_group[:, 0] == 0)).sum()} 组）")
 for m in ("grpo", "none"):
     A = group_advantages(R, G, m) * only_constant
@@ -285,8 +300,10 @@ plt.show()
 
 h = runs["grpo"]
 wasted = sum(z * cfg.batch_problems * cfg.group_size for z in h["zero_std"])
-print(f"GRPO：前 10 次迭代平均 {np.mean(h['zero_std'][:10]):.3f}，最后 10 次平均 {np.mean(h['zero_std'][-10:]):.3f}；"
-      f"{iters} 次迭代一共 {h['samples'][-1]} 份样本，其中 {wasted:.0f} 份（{wasted / h['samples'][-1]:.1%}）"
+print(f"GRPO：前 10 次迭代平均 {np.mean(h['zero_std'][:10]):.3f}，最后 10 次平均"
+      f" {np.mean(h['zero_std'][-10:]):.3f}；"
+      f"{iters} 次迭代一共 {h['samples'][-1]} 份样本，其中 {wasted:.0f} 份"
+      f"（{wasted / h['samples'][-1]:.1%}）"
       f"所在的组没有梯度")
 
 # %% [markdown]
@@ -304,7 +321,8 @@ plt.show()
 gain = prob_table(trained)[:, 0] - prob_table(base)[:, 0]
 print(f"提高最多的情境：{CONTEXT_NAMES[CONTEXTS[int(np.argmax(gain))]]}（+{gain.max():.3f}）；"
       f"最少的：{CONTEXT_NAMES[CONTEXTS[int(np.argmin(gain))]]}（+{gain.min():.3f}）")
-print(f"训练前的 π(正确) 和提高量的相关系数：{np.corrcoef(prob_table(base)[:, 0], gain)[0, 1]:+.3f}")
+corr = np.corrcoef(prob_table(base)[:, 0], gain)[0, 1]
+print(f"训练前的 π(正确) 和提高量的相关系数：{corr:+.3f}")
 print(f"留出题上的路径 pass@1：{start_pass:.4f} → {exact_pass_at_1(trained, paths):.4f}")
 
 # %% [markdown]
@@ -332,7 +350,8 @@ print(f"留出题上的路径 pass@1：{start_pass:.4f} → {exact_pass_at_1(tra
 r = sample_rollouts(base, prepare_problems(train_set), G, np.random.default_rng(2))
 all_ok = (r.step_ok | ~r.mask).all(axis=1)                          # 每一步写下的值都对
 lucky = all_ok & ((r.actions == 1) & r.mask).any(axis=1)            # 用了 bug，但每一步的值都对
-one_slip = ~r.correct & (((r.actions != 0) & r.mask).sum(axis=1) == 1) & ((r.actions == 2) & r.mask).any(axis=1)
+one_slip = (~r.correct & (((r.actions != 0) & r.mask).sum(axis=1) == 1)
+            & ((r.actions == 2) & r.mask).any(axis=1))
 groups = np.arange(len(r)) // G
 g = next(int(x) for x in np.unique(groups[lucky]) if one_slip[groups == x].any())
 rows_g = np.arange(g * G, (g + 1) * G)
@@ -341,12 +360,14 @@ A = {"outcome": group_advantages(sub["outcome"], G, "grpo")[:, None] * r.mask[ro
 for kind in ("process", "procedure"):
     A[kind] = group_advantages(sub[kind], G, "grpo", mask=r.mask[rows_g])
 problem = train_set[r.problem[rows_g[0]]]
-print("题目：", problem, "=", problem.answer, "；这一组 8 份里做对的：", int(sub["outcome"].sum()), "份")
+print("题目：", problem, "=", problem.answer, "；这一组 8 份里做对的：", int(sub["outcome"].sum()),
+      "份")
 for label, i in (("用了 bug 却做对", int(rows_g[lucky[rows_g]][0])),
                  ("只有一步粗心而做错", int(rows_g[one_slip[rows_g]][0]))):
     k = i - g * G
     display(Table(["步", "情境", "做法", "值对吗", "A 结果", "A process", "A procedure"],
-                  [[t + 1, CONTEXT_NAMES[CONTEXTS[r.ctx[i, t]]], PROCEDURE_NAMES[PROCEDURES[r.actions[i, t]]],
+                  [[t + 1, CONTEXT_NAMES[CONTEXTS[r.ctx[i, t]]],
+                    PROCEDURE_NAMES[PROCEDURES[r.actions[i, t]]],
                     "对" if r.step_ok[i, t] else "错"] + [f"{A[kind][k, t]:.3f}" for kind in A]
                    for t in range(int(r.lengths[i]))],
                   title=f"{label}（组里第 {k + 1} 份，最终答案 {r.final[i]}）"))
@@ -369,7 +390,8 @@ k, n_steps = i - g * G, int(r.lengths[i])
 a_row = A["process"][k, :n_steps]
 r_tilde = a_row - np.append(a_row[1:], 0.0)                 # 这一步自己的标准化奖励
 Table(["步", "值对吗", "r̃（这一步）", "A（往后累加）"],
-      [[t + 1, "对" if r.step_ok[i, t] else "错", f"{r_tilde[t]:.3f}", f"{a_row[t]:.3f}"] for t in range(n_steps)])
+      [[t + 1, "对" if r.step_ok[i, t] else "错", f"{r_tilde[t]:.3f}",
+        f"{a_row[t]:.3f}"] for t in range(n_steps)])
 
 # %% [markdown]
 # 这不只是一份样本的偶然。期望奖励 $J$ 的**精确**梯度说明了平均会发生什么。沿正确路径，第 $t$ 步算对的概率是
@@ -384,7 +406,8 @@ Table(["步", "值对吗", "r̃（这一步）", "A（往后累加）"],
 g_exact = grad_expected_reward(base, paths)
 never_bites = [("add", 0.0), ("sub", 0.0), ("mul", 0.0), ("mul", 0.7)]
 Table(["情境", "bug 咬人吗", "∂J/∂Δ_bug", "∂J/∂Δ_correct"],
-      [[CONTEXT_NAMES[key], "不咬人" if key in never_bites else "咬人", f"{g_exact[j, 1]:+.5f}", f"{g_exact[j, 0]:+.5f}"]
+      [[CONTEXT_NAMES[key], "不咬人" if key in never_bites else "咬人", f"{g_exact[j, 1]:+.5f}",
+        f"{g_exact[j, 0]:+.5f}"]
        for j, key in enumerate(CONTEXTS)])
 
 # %% [markdown]
@@ -397,9 +420,11 @@ Table(["情境", "bug 咬人吗", "∂J/∂Δ_bug", "∂J/∂Δ_correct"],
 reward_runs = {"outcome": (runs["grpo"], trained)}
 for kind in ("process", "procedure"):
     m = base.copy(name=kind)
-    reward_runs[kind] = (train(m, preset("grpo", iterations=iters, reward=kind), train_set, paths), m)
+    reward_runs[kind] = (train(m, preset("grpo", iterations=iters, reward=kind), train_set, paths),
+                         m)
 
-visits = np.bincount(paths.ctx[paths.mask], minlength=len(CONTEXTS))   # 每个情境在留出题的正确路径上出现几次
+visits = np.bincount(paths.ctx[paths.mask],
+                     minlength=len(CONTEXTS))   # 每个情境在留出题的正确路径上出现几次
 nb = np.array([CONTEXTS.index(key) for key in never_bites])
 bt = np.array([j for j in range(len(CONTEXTS)) if j not in nb])
 
@@ -409,7 +434,8 @@ def mean_p_bug(model, idx):
 
 
 rows = [["训练前", start_pass, mean_p_bug(base, nb), mean_p_bug(base, bt)]]
-rows += [[kind, h["pass1_exact"][-1], mean_p_bug(m, nb), mean_p_bug(m, bt)] for kind, (h, m) in reward_runs.items()]
+rows += [[kind, h["pass1_exact"][-1], mean_p_bug(m, nb), mean_p_bug(m, bt)]
+         for kind, (h, m) in reward_runs.items()]
 Table(["奖励", "路径 pass@1", "π(bug)：不咬人的情境", "π(bug)：咬人的情境"], rows)
 
 # %% [markdown]
@@ -432,7 +458,8 @@ Table(["奖励", "路径 pass@1", "π(bug)：不咬人的情境", "π(bug)：咬
 # %%
 ei = expert_iteration(base.copy(), train_set, paths, rounds=12, k=8, seed=3)
 st = star(base.copy(), train_set, paths, rounds=12, seed=3)
-print(f"样本数：专家迭代 12 轮 {ei['samples'][-1]} 份，STaR 12 轮 {st['samples'][-1]} 份，GRPO {iters} 次迭代 {runs['grpo']['samples'][-1]} 份")
+print(f"样本数：专家迭代 12 轮 {ei['samples'][-1]} 份，STaR 12 轮 {st['samples'][-1]} 份，GRPO"
+      f" {iters} 次迭代 {runs['grpo']['samples'][-1]} 份")
 
 fig, ax = plt.subplots(figsize=(8, 4.5))
 for name, h in (("GRPO", runs["grpo"]), ("REINFORCE", runs["reinforce"])):
@@ -451,7 +478,8 @@ rows = []
 for rnd in (1, 3, 6, 12):
     n = ei["samples"][rnd - 1]
     it = n // (cfg.batch_problems * cfg.group_size)
-    rows.append([n, f"{runs['grpo']['pass1_exact'][it - 1]:.4f}", f"{ei['pass1_exact'][rnd - 1]:.4f}",
+    rows.append([n, f"{runs['grpo']['pass1_exact'][it - 1]:.4f}",
+                 f"{ei['pass1_exact'][rnd - 1]:.4f}",
                  it, rnd * ei.meta["config"]["epochs"]])
 Table(["样本数", "GRPO", "专家迭代", "GRPO 的更新次数", "专家迭代的更新次数"], rows)
 

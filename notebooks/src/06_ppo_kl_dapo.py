@@ -29,14 +29,16 @@ from toyllm.display import Table
 from toyllm.exact import correct_paths
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
-from toyllm.rl import (aggregation_weights, clipped_surrogate, default_problems, diff_presets, group_advantages,
+from toyllm.rl import (aggregation_weights, clipped_surrogate, default_problems, diff_presets,
+                       group_advantages,
                        kl_estimates, policy_loss, preset, step_rewards, train)
 from toyllm.sampler import prepare_problems, sample_rollouts
 
 use_chinese_font()
 train_set, heldout = default_problems(0)
 print(f"训练题 {len(train_set)} 道，留出题 {len(heldout)} 道")
-Table(["选项", "GRPO", "DAPO"], [[name, str(a), str(b)] for name, (a, b) in diff_presets("grpo", "dapo").items()],
+Table(["选项", "GRPO", "DAPO"],
+      [[name, str(a), str(b)] for name, (a, b) in diff_presets("grpo", "dapo").items()],
       title="GRPO 和 DAPO 不同的选项：")
 
 # %% [markdown]
@@ -63,7 +65,7 @@ for ax, A in zip(axes, (1.0, -1.0)):
     ax.axvline(1.0, color="0.8", linewidth=1)
     ax.set_title(f"A = {A:+.0f}（{'好' if A > 0 else '坏'}的解答）")
     ax.set_xlabel(r"重要性比率 $\rho$")
-    ax.legend(fontsize=8)
+    ax.legend()
 axes[0].set_ylabel("每步损失 ℓ")
 fig.suptitle("裁剪的替代损失")
 fig.tight_layout()
@@ -131,7 +133,8 @@ for update in range(1, 7):
     r = ratios(trained)
     res = policy_loss(trained, roll, adv, cfg)
     rows.append([update, f"[{r.min():.3f}, {r.max():.3f}]"]
-                + [f"{x:.4f}" for x in (round(res.loss, 12) + 0.0, np.linalg.norm(res.grad), res.clip_low, res.clip_high)])
+                + [f"{x:.4f}" for x in (round(res.loss, 12) + 0.0, np.linalg.norm(res.grad),
+                                        res.clip_low, res.clip_high)])
     trained.params -= cfg.lr * res.grad
 Table(["第几次更新", "ρ 的范围", "损失", "‖梯度‖", "裁剪·低", "裁剪·高"], rows)
 
@@ -146,19 +149,24 @@ Table(["第几次更新", "ρ 的范围", "损失", "‖梯度‖", "裁剪·低
 
 # %%
 runs = {}
-for label, kw in (("μ = 1", dict(mu=1)), ("μ = 4", dict(mu=4)), ("μ = 4，clip-higher", dict(mu=4, eps_high=0.28))):
+for label, kw in (("μ = 1", dict(mu=1)), ("μ = 4", dict(mu=4)),
+                  ("μ = 4，clip-higher", dict(mu=4, eps_high=0.28))):
     net = TrainableLLM(1e8)
-    runs[label] = (net, train(net, preset("grpo", lr=30.0, iterations=100, seed=0, **kw), train_set, heldout))
+    runs[label] = (net,
+                   train(net, preset("grpo", lr=30.0, iterations=100, seed=0, **kw), train_set,
+                         heldout))
 
 display(Table(["设置", "裁剪·低：平均", "最大", "裁剪·高：平均", "最大"],
-              [[label] + [f"{f(h[k]):.4f}" for k in ("clip_low", "clip_high") for f in (np.mean, np.max)]
+              [[label] + [f"{f(h[k]):.4f}" for k in ("clip_low", "clip_high") for f in (np.mean,
+                                                                                        np.max)]
                for label, (net, h) in runs.items()]))
 
 h4 = runs["μ = 4"][1]
 fig, ax = plt.subplots(figsize=(8, 4))
 ax.plot(h4["iteration"], h4["clip_low"], label=r"下界裁剪（$A<0$，$\rho<1-\epsilon_{low}$）")
 ax.plot(h4["iteration"], h4["clip_high"], label=r"上界裁剪（$A>0$，$\rho>1+\epsilon_{high}$）")
-ax.plot(runs["μ = 1"][1]["iteration"], runs["μ = 1"][1]["clip_low"], color="0.5", linestyle=":", label="μ = 1（两种都是 0）")
+ax.plot(runs["μ = 1"][1]["iteration"], runs["μ = 1"][1]["clip_low"], color="0.5", linestyle=":",
+        label="μ = 1（两种都是 0）")
 ax.set_xlabel("迭代次数")
 ax.set_ylabel("被裁剪的步的比例")
 ax.set_title("μ = 4：裁剪比例随训练变化（1e8，lr = 30）")
@@ -192,7 +200,8 @@ for label, cfg_v in variants.items():
     clip = np.maximum(h["clip_low"], h["clip_high"])
     rows.append([label, h["pass1_exact"][-1], float(np.mean(clip)), float(np.max(clip)),
                  cfg_v.mu * cfg_v.iterations, h["samples"][-1]])
-Table(["设置", "最终路径 pass@1", "平均裁剪比例", "最大裁剪比例", "梯度更新次数", "累计采样数"], rows,
+Table(["设置", "最终路径 pass@1", "平均裁剪比例", "最大裁剪比例", "梯度更新次数", "累计采样数"],
+      rows,
       title="1e9，lr = 2，200 次迭代，留出题 200 道")
 
 # %% [markdown]
@@ -273,7 +282,9 @@ for it in SNAPSHOTS:
         se = v.std(ddof=1) / np.sqrt(len(v))
         row += [f"{v.mean() - exact:+.5f}（{se:.5f}）", f"{v.std(ddof=1):.4f}"]
     rows.append(row + [f"{r_max:.1f}"])
-Table(["迭代", "精确 KL"] + [h for k in ("k1", "k2", "k3") for h in (f"{k} 偏差（标准误）", f"{k} 标准差")] + ["最大 r"],
+Table(["迭代",
+       "精确 KL"] + [h for k in ("k1", "k2", "k3") for h in (f"{k} 偏差（标准误）",
+                                                           f"{k} 标准差")] + ["最大 r"],
       rows)
 
 # %% [markdown]
@@ -295,7 +306,8 @@ c, a = big.ctx[big.mask], big.actions[big.mask]
 steps = np.bincount(batch_id, minlength=n_batches)
 exact_b = np.bincount(batch_id, weights=kl_c[c], minlength=n_batches) / steps
 est = kl_estimates(log_pi[c, a], log_ref[c, a])._asdict()
-errors = {k: np.bincount(batch_id, weights=v, minlength=n_batches) / steps - exact_b for k, v in est.items()}
+errors = {k: np.bincount(batch_id, weights=v,
+                         minlength=n_batches) / steps - exact_b for k, v in est.items()}
 for k, e in errors.items():
     print(f"{k}：一批的误差  平均 {e.mean():+.4f}，标准差 {e.std(ddof=1):.4f}")
 
@@ -329,7 +341,8 @@ j = int(np.argmax(kl_c))
 p, q = np.exp(log_pi[j]), np.exp(log_ref[j])                  # π_θ(·|c)、π_ref(·|c)
 log_r = np.log(q) - np.log(p)
 derivs = {"k1": np.ones(3), "k2": -log_r, "k3": 1 - np.exp(log_r)}
-print(f"情境：{CONTEXT_NAMES[CONTEXTS[j]]}；π_θ = {np.round(p, 4)}，π_ref = {np.round(q, 4)}，KL = {kl_c[j]:.4f}")
+print(f"情境：{CONTEXT_NAMES[CONTEXTS[j]]}；π_θ = {np.round(p, 4)}，π_ref = {np.round(q, 4)}，KL ="
+      f" {kl_c[j]:.4f}")
 for k, d in derivs.items():
     expected = sum(p[x] * d[x] * (np.eye(3)[x] - p) for x in range(3))
     print(f"E[∇{k}] = {np.round(expected, 4) + 0.0}")
@@ -374,7 +387,9 @@ print(f"熵：第 1 次迭代 {grpo['entropy'][0]:.4f} → 第 {grpo.n_rows} 次
 fig, ax = plt.subplots(figsize=(8, 4))
 for label in ("μ = 1", "μ = 4", "μ = 4，clip-higher"):
     h = runs[label][1]
-    ax.plot(h["iteration"], h["entropy"], label=label + (r"（$\epsilon_{high} = 0.28$）" if "higher" in label else r"（$\epsilon_{high} = 0.2$）" if "4" in label else ""))
+    ax.plot(h["iteration"], h["entropy"],
+            label=label + (r"（$\epsilon_{high} = 0.28$）" if "higher" in label
+                           else r"（$\epsilon_{high} = 0.2$）" if "4" in label else ""))
 ax.set_xlabel("迭代次数")
 ax.set_ylabel("熵（nats）")
 ax.set_yscale("log")
@@ -421,7 +436,8 @@ roll10 = sample_rollouts(strong, batch, 8, np.random.default_rng(1))
 rewards10 = step_rewards(roll10).reshape(-1, 8)
 adv10 = group_advantages(rewards10.reshape(-1), 8).reshape(-1, 8)
 constant = np.ptp(rewards10, axis=1) == 0
-print(f"32 组里奖励全相同的：{constant.sum()} 组（全对 {int((rewards10[constant, 0] == 1).sum())} 组，"
+print(f"32 组里奖励全相同的：{constant.sum()} 组（全对 {int((rewards10[constant, 0] == 1).sum())}"
+      " 组，"
       f"全错 {int((rewards10[constant, 0] == 0).sum())} 组）")
 print(f"这些组的优势的最大绝对值：{np.abs(adv10[constant]).max()}")
 
@@ -439,14 +455,18 @@ print(f"这些组的优势的最大绝对值：{np.abs(adv10[constant]).max()}")
 ds_runs = {}
 for label, ds in (("GRPO", False), ("GRPO + 动态采样", True)):
     net = TrainableLLM(1e10)
-    ds_runs[label] = train(net, preset("grpo", iterations=80, dynamic_sampling=ds), train_set, heldout)
+    ds_runs[label] = train(net, preset("grpo", iterations=80, dynamic_sampling=ds), train_set,
+                           heldout)
 
 rows = []
 for label, h in ds_runs.items():
-    useful = np.mean(h["groups"]) if label != "GRPO" else np.mean(32 * (1 - np.array(h["zero_std"])))
-    rows.append([label, f"{h['zero_std'][0]:.3f}", f"{np.mean(h['zero_std'][-10:]):.3f}", f"{useful:.1f}",
+    useful = (np.mean(h["groups"]) if label != "GRPO"
+              else np.mean(32 * (1 - np.array(h["zero_std"]))))
+    rows.append([label, f"{h['zero_std'][0]:.3f}", f"{np.mean(h['zero_std'][-10:]):.3f}",
+                 f"{useful:.1f}",
                  h["samples"][-1], f"{h['pass1_exact'][-1]:.4f}"])
-display(Table(["设置", "全相同的组：首次", "最后 10 次平均", "有用的组/次（平均）", "累计采样", "最终 pass@1"], rows))
+display(Table(["设置", "全相同的组：首次", "最后 10 次平均", "有用的组/次（平均）", "累计采样",
+               "最终 pass@1"], rows))
 
 plain, dyn = ds_runs["GRPO"], ds_runs["GRPO + 动态采样"]
 budget = plain["samples"][-1]
@@ -454,7 +474,7 @@ i = int(np.searchsorted(dyn["samples"], budget))             # 动态采样第�
 print(f"\n同样用了约 {budget} 份样本：GRPO 的路径 pass@1 = {plain['pass1_exact'][-1]:.4f}；"
       f"动态采样（第 {i + 1} 次迭代，{dyn['samples'][i]} 份）= {dyn['pass1_exact'][i]:.4f}")
 
-fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+fig, axes = plt.subplots(1, 3, figsize=(11.5, 4))
 for label, h in ds_runs.items():
     axes[0].plot(h["iteration"], h["zero_std"], label=label)
     axes[1].plot(h["iteration"], h["pass1_exact"], label=label)
@@ -492,10 +512,13 @@ plt.show()
 
 # %%
 n_steps = m.sum()
-weights = {how: aggregation_weights(m, how, max_len=8) * n_steps for how in ("seq-mean", "token-mean", "constant")}
-rows = [[L, int((roll.lengths == L).sum())] + [f"{w[roll.lengths == L][:, 0].mean():.4f}" for w in weights.values()]
+weights = {how: aggregation_weights(m, how, max_len=8) * n_steps
+           for how in ("seq-mean", "token-mean", "constant")}
+rows = [[L, int((roll.lengths == L).sum())]
+        + [f"{w[roll.lengths == L][:, 0].mean():.4f}" for w in weights.values()]
         for L in range(3, 9) if (roll.lengths == L).any()]
-ratio = {h: w[roll.lengths == 8][:, 0].mean() / w[roll.lengths == 3][:, 0].mean() for h, w in weights.items()}
+ratio = {h: w[roll.lengths == 8][:, 0].mean() / w[roll.lengths == 3][:, 0].mean()
+         for h, w in weights.items()}
 rows.append(["8 步 ÷ 3 步", ""] + [f"{v:.4f}" for v in ratio.values()])
 Table(["步数 |o_i|", "解答份数"] + list(weights), rows,
       title=f"这一批：{len(roll)} 份解答，共 {n_steps} 步。下表是每一步的权重 × {n_steps}")
@@ -525,8 +548,10 @@ for k in range(0, G + 1):
     a_right = f"{a_grpo[0]:.4f}" if k > 0 else "—"
     a_wrong = f"{a_grpo[-1]:.4f}" if k < G else "—"
     ratio_k = f"{push[k][0] / push[k][1]:.3f}" if push[k][1] > 0 else "—"
-    rows.append([k, f"{r.std(ddof=1):.4f}", a_right, a_wrong, f"{push[k][0]:.4f}", f"{push[k][1]:.4f}", ratio_k])
-display(Table(["做对 k/8", "std", "GRPO：A(对)", "A(错)", "Σ|A|", "均值基线：Σ|A|", "两者之比"], rows))
+    rows.append([k, f"{r.std(ddof=1):.4f}", a_right, a_wrong, f"{push[k][0]:.4f}",
+                 f"{push[k][1]:.4f}", ratio_k])
+display(Table(["做对 k/8", "std", "GRPO：A(对)", "A(错)", "Σ|A|", "均值基线：Σ|A|", "两者之比"],
+              rows))
 for name, col in (("GRPO", 0), ("均值基线（Dr. GRPO）", 1)):
     print(f"{name}：k = 1 的组的推力是 k = 4 的 {push[1][col] / push[4][col]:.3f} 倍")
 

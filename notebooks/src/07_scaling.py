@@ -27,7 +27,8 @@ from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, fmt_size
 from toyllm.display import Table
-from toyllm.exact import answer_pass_at_k, answer_probs, correct_paths, exact_pass_at_1, step_right_probs
+from toyllm.exact import (answer_pass_at_k, answer_probs, correct_paths, exact_pass_at_1,
+                          step_right_probs)
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import default_problems, preset, train
 from toyllm.scaling import fit_sigmoid, reach_target, sigmoid_curve
@@ -37,7 +38,8 @@ train_set, heldout = default_problems(0)
 SIZES = (1e8, 1e9, 1e10, 1e11)
 TARGET = 0.9
 Table(["大小", "训练前的 pass@1（答对的概率）", "训练前的路径 pass@1"],
-      [[fmt_size(size), answer_probs(TrainableLLM(size), heldout).mean(), exact_pass_at_1(TrainableLLM(size), heldout)]
+      [[fmt_size(size), answer_probs(TrainableLLM(size), heldout).mean(),
+        exact_pass_at_1(TrainableLLM(size), heldout)]
        for size in SIZES])
 
 # %% [markdown]
@@ -62,7 +64,8 @@ for size, (model, h) in runs.items():
     R0, final = h.meta["start_pass1_exact"], h["pass1_exact"][-1]
     it, n = reach_target(h, TARGET) or ("没到", "—")
     rows.append([fmt_size(size), R0, final, final - R0, it, n, answer_probs(model, heldout).mean()])
-Table(["基座", "起点 R0", "最终", "提升", f"到 {TARGET} 的迭代", f"到 {TARGET} 的样本数", "最终（答对的概率）"], rows)
+Table(["基座", "起点 R0", "最终", "提升", f"到 {TARGET} 的迭代", f"到 {TARGET} 的样本数",
+       "最终（答对的概率）"], rows)
 
 # %% [markdown]
 # 画出来：横轴是累计采样数（对数刻度），纵轴是留出题上的路径 pass@1，虚线是目标 0.9。
@@ -101,7 +104,8 @@ plt.show()
 # %%
 C_test = np.arange(256, 51201, 256, dtype=float)
 test_fit = fit_sigmoid(C_test, sigmoid_curve(C_test, 0.3, 0.95, 1.5, 8000.0), 0.3)
-print(f"真值 A = 0.95，B = 1.5，C_mid = 8000；拟合 A = {test_fit.A:.4f}，B = {test_fit.B:.4f}，C_mid = {test_fit.C_mid:.1f}，"
+print(f"真值 A = 0.95，B = 1.5，C_mid = 8000；拟合 A = {test_fit.A:.4f}，B = {test_fit.B:.4f}，"
+      f"C_mid = {test_fit.C_mid:.1f}，"
       f"误差 {'< 1e-9' if test_fit.rmse < 1e-9 else f'{test_fit.rmse:.1e}'}")
 
 # %% [markdown]
@@ -115,7 +119,8 @@ print(f"真值 A = 0.95，B = 1.5，C_mid = 8000；拟合 A = {test_fit.A:.4f}�
 # %%
 fits, rows = {}, []
 for size, (model, h) in runs.items():
-    C, R, R0 = np.array(h["samples"], dtype=float), np.array(h["pass1_exact"]), h.meta["start_pass1_exact"]
+    C, R, R0 = np.array(h["samples"],
+                        dtype=float), np.array(h["pass1_exact"]), h.meta["start_pass1_exact"]
     free, fixed = fit_sigmoid(C, R, R0), fit_sigmoid(C, R, R0, A=1.0)
     fits[size] = (C, R, R0, free, fixed)
     rows.append([fmt_size(size), R0, free.A, f"{free.B:.3f}", f"{free.C_mid:.0f}", free.rmse,
@@ -132,14 +137,15 @@ fig, ax = plt.subplots(figsize=(8, 4.5))
 grid = np.logspace(np.log10(256), np.log10(2e6), 200)
 for i, (size, (C, R, R0, free, fixed)) in enumerate(fits.items()):
     ax.plot(C[::10], R[::10], "o", color=f"C{i}", markersize=3)
-    ax.plot(grid, fixed.predict(grid), color=f"C{i}", label=f"{fmt_size(size)}：B = {fixed.B:.2f}，C_mid = {fixed.C_mid:.0f}")
+    ax.plot(grid, fixed.predict(grid), color=f"C{i}",
+            label=f"{fmt_size(size)}：B = {fixed.B:.2f}，C_mid = {fixed.C_mid:.0f}")
     ax.plot(grid, free.predict(grid), color=f"C{i}", linestyle="--", linewidth=1)
 ax.axvline(C[-1], color="0.7", linewidth=1)
 ax.set_xscale("log")
 ax.set_xlabel("RL 计算量 C：累计采样的解答数")
 ax.set_ylabel("留出题上的路径 pass@1")
 ax.set_title("S 形拟合（实线 A = 1，虚线 A 自由；竖线是训练的终点）")
-ax.legend(loc="lower right", fontsize=9)
+ax.legend(loc="lower right")
 fig.tight_layout()
 plt.show()
 
@@ -154,8 +160,10 @@ plt.show()
 rows = []
 for size, (C, R, R0, _, _) in fits.items():
     half = len(C) // 2
-    early_free, early_fixed = fit_sigmoid(C[:half], R[:half], R0), fit_sigmoid(C[:half], R[:half], R0, A=1.0)
-    rows.append([fmt_size(size), R[-1], early_free.predict(C[-1]), early_free.A, early_fixed.predict(C[-1])])
+    early_free, early_fixed = fit_sigmoid(C[:half], R[:half], R0), fit_sigmoid(C[:half], R[:half],
+                                                                               R0, A=1.0)
+    rows.append([fmt_size(size), R[-1], early_free.predict(C[-1]), early_free.A,
+                 early_fixed.predict(C[-1])])
 Table(["基座", "真正的最终值", "预测（A 自由）", "拟合的 A", "预测（A = 1）"], rows)
 
 # %% [markdown]
@@ -176,16 +184,20 @@ Table(["基座", "真正的最终值", "预测（A 自由）", "拟合的 A", "�
 KS = tuple(2 ** i for i in range(11))
 curves = {}
 for size, (model, h) in runs.items():
-    curves[size] = (answer_pass_at_k(TrainableLLM(size), heldout, KS), answer_pass_at_k(model, heldout, KS))
+    curves[size] = (answer_pass_at_k(TrainableLLM(size), heldout, KS),
+                    answer_pass_at_k(model, heldout, KS))
 
 display(Table(["k"] + [fmt_size(s) for s in SIZES],
-              [[k] + [round(curves[s][0][k] - curves[s][1][k], 4) + 0.0 for s in SIZES] for k in KS],
+              [[k] + [round(curves[s][0][k] - curves[s][1][k],
+                            4) + 0.0 for s in SIZES] for k in KS],
               title="基座 − GRPO 的 pass@k（精确）"))
 rows = []
 for s in SIZES:
     worst = max(curves[s][0][k] - curves[s][1][k] for k in KS)
-    rows.append([fmt_size(s), "≤ 0" if worst <= 0 else f"{worst:.2e}", curves[s][0][1024], curves[s][1][1024]])
-display(Table(["大小", "所有 k 里「基座 − GRPO」的最大值", "k = 1024 时基座", "k = 1024 时 GRPO"], rows))
+    rows.append([fmt_size(s), "≤ 0" if worst <= 0 else f"{worst:.2e}", curves[s][0][1024],
+                 curves[s][1][1024]])
+display(Table(["大小", "所有 k 里「基座 − GRPO」的最大值", "k = 1024 时基座", "k = 1024 时 GRPO"],
+              rows))
 
 # %% [markdown]
 # 画出 1e8 和 1e9 两种大小的 pass@k 曲线（横轴是对数刻度）。

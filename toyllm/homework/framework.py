@@ -20,8 +20,10 @@
 
 import signal
 import sys
+import sysconfig
 import threading
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -66,7 +68,37 @@ class Todo(Exception):
 
 
 class Crash(Exception):
-    """同学的函数出错了（异常之外的任何错误）。"""
+    """同学的函数出错了（异常之外的任何错误）。line：同学的代码里出错的那一行的说明（找不到时是空字符串）。"""
+
+    def __init__(self, message, line=""):
+        super().__init__(message)
+        self.line = line
+
+
+_LIBRARY_DIRS = tuple(str(Path(p).resolve()) for p in
+                      {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], sysconfig.get_paths()["stdlib"],
+                       Path(__file__).resolve().parent.parent})
+"""不是同学写的代码所在的文件夹：site-packages（numpy……）、标准库、toyllm 包本身。"""
+
+
+def student_line(error):
+    """
+    异常的回溯里最深的、同学自己写的那一帧（不在 numpy、标准库、toyllm 里）：返回一行说明，
+    例如 "出错的那一行（group_advantages 里，单元格第 5 行）：return (r - m) / s"；找不到时返回 ""。
+
+    【思路】traceback.extract_tb 列出每一帧的文件、行号、函数名和那一行的代码；notebook 单元格里定义的函数，
+        文件名是 IPython 给单元格起的临时名字（…/ipykernel_…/….py 或 <ipython-input-…>），代码行由 linecache 取出。
+    """
+    import traceback
+
+    mine = [f for f in traceback.extract_tb(error.__traceback__)
+            if f.filename != __file__ and not str(Path(f.filename).resolve()).startswith(_LIBRARY_DIRS)]
+    if not mine or not (mine[-1].line or "").strip():
+        return ""
+    frame = mine[-1]
+    cell = "ipykernel_" in frame.filename or frame.filename.startswith("<ipython-input")
+    where = f"单元格第 {frame.lineno} 行" if cell else f"{Path(frame.filename).name} 第 {frame.lineno} 行"
+    return f"出错的那一行（{frame.name} 里，{where}）：{frame.line.strip()}"
 
 
 CALL_SECONDS = 10
@@ -128,7 +160,7 @@ def call(fn, *args, references=None, **kwargs):
     except (UsedReference, TimedOut):
         raise
     except Exception as e:                                  # noqa: BLE001  同学的代码可能抛任何错误
-        raise Crash(f"{type(e).__name__}: {e}") from None
+        raise Crash(f"{type(e).__name__}: {e}", student_line(e)) from None
     finally:
         if timer:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -169,10 +201,19 @@ def todo(name):
     return finish(name, "todo", ["还没有实现。把 raise NotImplementedError() 换成你的代码，再运行上面定义函数的单元格和这个单元格。"])
 
 
-def crashed(name, err, hint=""):
-    """同学的函数出错了：打印错误和提示。"""
-    return finish(name, "error", [f"你的函数出错了：{err}"],
-                  hint or "看一下错误信息说的是哪一行、哪个变量；可以先用一个小例子单独调用你的函数试试。")
+BROADCAST_HINT = ("两个数组的形状对不上（numpy 的「广播」失败了）：错误信息里的 shapes 是参与运算的两个数组的形状。"
+                  "在下面那一行前面 print 一下它们的 .shape，看哪一个和你想的不一样（例如少了 reshape，或者按组算的结果"
+                  "是 (组数,)，要和 (组数, G) 的数组运算，得先变成 (组数, 1)）。")
+"""广播错误（operands could not be broadcast together）的提示。"""
+
+
+def crashed(name, err, hint="", line=""):
+    """同学的函数出错了：打印错误、提示，和同学的代码里出错的那一行（line，见 student_line）。"""
+    if not hint:
+        hint = BROADCAST_HINT if "could not be broadcast" in err else (
+            "看一下下面出错的那一行和错误信息里提到的变量；可以先用一个小例子单独调用你的函数试试。" if line else
+            "看一下错误信息提到的变量；可以先用一个小例子单独调用你的函数试试。")
+    return finish(name, "error", [f"你的函数出错了：{err}"] + ([line] if line else []), hint)
 
 
 def used_reference(name, what):
@@ -189,7 +230,7 @@ def guard(name, body):
     except Todo:
         return todo(name)
     except Crash as e:
-        return crashed(name, str(e))
+        return crashed(name, str(e), line=e.line)
     except UsedReference as e:
         return used_reference(name, str(e))
     except TimedOut:                                        # 整个检查到此为止，不再用别的输入调用它

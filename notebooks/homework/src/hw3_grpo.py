@@ -52,8 +52,9 @@ print(rl.presets_table(["grpo", "dapo"]))
 #
 # $$A_i = \frac{r_i - \mathrm{mean}(r_{\text{同组}})}{\mathrm{std}(r_{\text{同组}}) + \epsilon}, \qquad \epsilon = 10^{-4},$$
 #
-# 标准差用**样本标准差**（除以 $G-1$，和 TRL 一样）。奖励全相同的组（全对或全错）标准差是 0，优势全是 0：
-# 这一组对梯度没有贡献。
+# 标准差用**样本标准差**（除以 $G-1$）；TRL 的 GRPO 也是这样算，分母也是 std + 1e-4
+# [S700](../../../../lectures/sources.md#S700) [S703](../../../../lectures/sources.md#S703)。奖励全相同的组（全对或全错）标准差是 0，优势全是 0：
+# 这一组对梯度没有贡献。（方括号里的编号指向仓库里的 `lectures/sources.md`：出处和原文。）
 #
 # **任务 1**：实现 `group_advantages(rewards, group_size, eps=1e-4)`，返回和 `rewards` 形状相同的数组。
 # 提示：`reshape(-1, group_size)` 把数组排成每行一组；`np.std(..., ddof=1)` 是样本标准差。
@@ -135,7 +136,8 @@ assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), "clipped_s
 # （你的函数没通过检查时，这里画的是包里的 `rl.clipped_surrogate`。）
 
 # %%
-surrogate = clipped_surrogate if ok_surr else (lambda r, a, lo, hi: rl.clipped_surrogate(r, a, lo, hi).loss)
+surrogate = (clipped_surrogate if ok_surr
+             else (lambda r, a, lo, hi: rl.clipped_surrogate(r, a, lo, hi).loss))
 rho = np.linspace(0.5, 1.6, 221)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
 for ax, a in zip(axes, (1.0, -1.0)):
@@ -173,20 +175,26 @@ hist_mine = train(mine_model, config, train_set, heldout, **mine)
 print(f"留出题上的路径 pass@1。第一列：包里的实现；第二列：{mine_label}")
 print("迭代    包里的实现    第二列")
 for i in range(0, config.iterations, 10):
-    print(f"{hist_package['iteration'][i]:>4}{hist_package['pass1_exact'][i]:>14.4f}{hist_mine['pass1_exact'][i]:>14.4f}")
+    print(f"{hist_package['iteration'][i]:>4}{hist_package['pass1_exact'][i]:>14.4f}"
+          f"{hist_mine['pass1_exact'][i]:>14.4f}")
 gap = np.abs(np.array(hist_package["pass1_exact"]) - np.array(hist_mine["pass1_exact"])).max()
-print(f"训练前 {hist_package.meta['start_pass1_exact']:.4f}，训练后 {hist_package.meta['final_pass1_exact']:.4f}")
+print(f"训练前 {hist_package.meta['start_pass1_exact']:.4f}，训练后"
+      f" {hist_package.meta['final_pass1_exact']:.4f}")
 print("两次训练的路径 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
 
 # %% [markdown]
 # 裁剪什么时候发生？$\mu = 1$（每批只更新一次）时，计算损失的参数就是采样的参数，$\rho \equiv 1$，**永远不会裁剪**，
-# 损失的值接近 0 但梯度不是 0 —— 这是 TRL、verl 用户常问的问题。下面用包里的实现，只改 $\mu$，看裁剪比例（被裁剪的步占多少）。
+# 损失的值接近 0 但梯度不是 0 —— TRL 的用户就在 issue 里问过"为什么 GRPO 的损失从 0 开始"
+# [S701](../../../../lectures/sources.md#S701)（出处见仓库里的 `lectures/sources.md`）。
+# 下面用包里的实现，只改 $\mu$，看裁剪比例（被裁剪的步占多少）。
 
 # %% tags=["train"]
 for mu in (1, 4, 8):
-    hist = train(TrainableLLM(1e9), preset("grpo", iterations=20, batch_problems=16, lr=5.0, mu=mu, eps_high=0.28),
+    hist = train(TrainableLLM(1e9),
+                 preset("grpo", iterations=20, batch_problems=16, lr=5.0, mu=mu, eps_high=0.28),
                  train_set, heldout)
-    print(f"μ = {mu}：平均裁剪比例 低 {np.mean(hist['clip_low']):.4f} / 高 {np.mean(hist['clip_high']):.4f}，"
+    print(f"μ = {mu}：平均裁剪比例 低 {np.mean(hist['clip_low']):.4f} / 高"
+          f" {np.mean(hist['clip_high']):.4f}，"
           f"训练后路径 pass@1 {hist.meta['final_pass1_exact']:.3f}")
 
 # %% [markdown]
@@ -196,10 +204,14 @@ for mu in (1, 4, 8):
 #
 # ## 第四部分：控制面板
 #
-# 每次松开滑块（或者点「运行」），面板都用新的设置**从头训练**一遍，画出：留出题上的路径 pass@1 和训练时采样的
-# pass@1；熵和到参考策略的精确 KL；训练前后每个情境选「正确」的概率。下拉框「优势和替代损失用」可以在
-# 「包里的参考实现」和「你写的函数」之间切换（至少一个函数通过检查后才有这个下拉框；没有它时，面板运行的是包里的参考实现）。
-# 面板输出的第一句总写明正在运行谁的实现。你写的优势函数只算 GRPO 的优势，所以选「你写的函数」而你的优势函数通过了检查时，
+# 面板没有运行按钮：每次松开滑块、换一个下拉框的选项或者勾选复选框，面板都用新的设置**从头训练**一遍（要几秒钟），
+# 画出：留出题上的路径 pass@1 和训练时采样的 pass@1；熵和到参考策略的精确 KL；训练前后每个情境选「正确」的概率。
+# 下拉框「优势和替代损失用」可以在「包里的参考实现」和「你写的函数」之间切换（至少一个函数通过检查后才有这个下拉框；
+# 没有它时，面板运行的是包里的参考实现）。
+#
+# 怎么知道切换了？看图的最上面一行：它写明这张图是谁的函数训练出来的（你写的函数是红字，包里的参考实现是蓝字）。
+# 你的函数写对了，两种实现算出的数就一样，曲线也一模一样 —— 这正说明你写对了，变的只有这行字。
+# 面板输出的第一句也写明正在运行谁的实现。你写的优势函数只算 GRPO 的优势，所以选「你写的函数」而你的优势函数通过了检查时，
 # 「优势」下拉框会变灰，标成"优势（你写的函数代替，此项不用）"；想比较几种优势，要先选「包里的参考实现」。（运行这个单元格以后才会出现面板。）
 
 # %%
