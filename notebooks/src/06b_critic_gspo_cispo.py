@@ -5,9 +5,9 @@
 # - 经典 PPO 的 critic（价值表 $V(s)$）和 GAE($\gamma, \lambda$)；学到的 $V$ 离**精确**的 $V^*$ 有多远；
 # - 同一批数据上，五种基线（无、组平均、RLOO、学到的 critic、精确 $V^*$）的梯度估计和**精确梯度**差多少：GRPO 为什么不要 critic；
 # - PPO 的 dual-clip（Ye et al. 2019）[S300](../lectures/sources.md#S300)；2025 年的两个变体 GSPO（序列级比率）[S301](../lectures/sources.md#S301)、CISPO（裁剪权重、不裁剪更新）[S302](../lectures/sources.md#S302)；
-# - 两个开源训练框架里的名字：verl（字节跳动的 RL 训练框架）和 TRL（Hugging Face 的 RL 训练库）；聚合的名字；REINFORCE++；
+# - 两个开源训练框架里的名字：verl（字节跳动的 RL 训练框架）和 TRL（Hugging Face 的 RL 训练库）；聚合的名字；REINFORCE++ [S327](../lectures/sources.md#S327)；
 # - 动态采样凑不满时怎么办；用旧策略采样（异步 RL）带来的偏差和方差，以及截断的重要性比率（TIS）；
-# - verl 和 TRL 的其他损失：SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO，序列级比率，以及名字相同、约定不同的地方。
+# - verl 和 TRL 的其他损失：SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO，序列级比率，以及名字相同、约定不同的地方 [S319](../lectures/sources.md#S319)。
 #
 # 说到 verl、TRL 或论文"是这样做的"的句子，后面都有一个编号（例如 [S300](../lectures/sources.md#S300)），指向来源表里的出处和原文。
 #
@@ -303,7 +303,7 @@ print(f"GSPO：ρ_seq 的范围 [{gs.seq_ratio.min():.4f}, {gs.seq_ratio.max():.
 # **读输出**：
 # - PPO 拿走梯度的步大多在下面一边：$A<0$ 的步，新策略已经把它的概率压到 0.8 倍以下，PPO 就不再管它。
 #   `cispo` 预设没有下界，这些步按原来的 $\rho$ 加权，梯度还在；上界截住的步，权重停在 $1+\varepsilon_{\text{high}}$，梯度也还在。
-# - 旧的双边裁剪截住的几乎都是下界的步：它们的梯度虽然还在，权重却被抬高到 0.8，比真实的 $\rho$ 大。论文的设置里没有这件事。
+# - 旧的双边裁剪截住的几乎都是下界的步：它们的梯度虽然还在，权重却被抬高到 0.8，比真实的 $\rho$ 大。论文的设置里没有这件事 [S302](../lectures/sources.md#S302)。
 # - GSPO 的窗口只有万分之几宽。三次 lr = 30 的大步让 $\rho^{\text{seq}}$ 离 1 远远超过这个宽度，几乎每份解答都出了窗口；
 #   出窗口又在"推错方向"那一边（$A>0$ 且太大，或 $A<0$ 且太小）的，梯度为 0。
 #   这说明窗口是为 $\rho^{\text{seq}}$ 只离 1 一点点的更新设计的；用这么大的步，GSPO 几乎什么也不学。
@@ -494,7 +494,7 @@ for name in NEW:
 # 和第 4 节一样：一批数据（32 题 × 8 份），先用 lr = 30 更新 3 次，让比率 $\rho$ 离开 1。
 # 然后在这批数据上，每个损失算一次 `rl_objective`（优势都用 GRPO 的）。
 # 看表：损失的值、梯度 $\partial\text{loss}/\partial\log\pi$ 的范数、在下界 / 上界被裁剪的比例。
-# Clip-Cov 和 KL-Cov 的比例调到 5%，这一小批上才看得见它们挑中的步（verl 的默认是 0.02%）。
+# Clip-Cov 和 KL-Cov 的比例调到 5%，这一小批上才看得见它们挑中的步（verl 的默认是 0.02%） [S326](../lectures/sources.md#S326)。
 
 # %%
 fresh = TrainableLLM(1e9)
@@ -520,7 +520,7 @@ Table(["损失", "值", "‖∂loss/∂log π‖", "下界裁剪", "上界裁剪
 # %% [markdown]
 # 看输出：Clip-Cov 截断了多少步的梯度，KL-Cov 给多少步加了 $|\log\rho|$ 的惩罚。
 # Clip-Cov 只从协方差在 (1, 5) 之间、又没被 PPO 裁剪的步里挑，候选不够 5% 时就全挑上。
-# 序列级 CISPO 的裁剪比例按 TRL 数的是**解答**（被截的解答 / B），不是步。
+# 序列级 CISPO 的裁剪比例按 TRL 数的是**解答**（被截的解答 / B），不是步 [S329](../lectures/sources.md#S329)。
 
 # %%
 log_ratio = new_logp - old_logp
@@ -550,7 +550,7 @@ plt.show()
 # ### 10.2 名字相同、约定不同
 #
 # 一批 3 份解答，第 2 份全空（mask 全是 False）。看输出：verl 的 `seq-mean-token-mean` 只对非空的 2 份平均，
-# TRL 的 `grpo`（和本包的 `seq-mean`）除以 3。最后两行是 CS336 的 `masked_mean`：全空的行它给 NaN，本包默认给 0。
+# TRL 的 `grpo`（和本包的 `seq-mean`）除以 3 [S330](../lectures/sources.md#S330) [S336](../lectures/sources.md#S336)。最后两行是 CS336 的 `masked_mean`：全空的行它给 NaN，本包默认给 0 [S331](../lectures/sources.md#S331)。
 
 # %%
 per_step = np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [4.0, 0.0, 0.0]])
@@ -582,7 +582,7 @@ Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差"],
 #   剩下的误差正好分成混叠和噪声两块。
 # - 五种基线的方差表是测出来的：critic、精确 $V^*$ 和不要参数的 RLOO 几乎一样；组平均是 RLOO 的 $\frac{G-1}{G}$ 倍。
 #   0/1 奖励时基线不一定减小方差：训练后的策略上，不减基线的方差最小。
-# - dual-clip 给 $A<0$ 的损失加上界；CISPO 保留被 PPO 裁掉的步的梯度（论文的设置没有下界）；GSPO 整份解答一个比率，窗口很窄。
+# - dual-clip 给 $A<0$ 的损失加上界；CISPO 保留被 PPO 裁掉的步的梯度（论文的设置没有下界）；GSPO 整份解答一个比率，窗口很窄 [S302](../lectures/sources.md#S302)。
 # - 聚合的名字是一张归一化表；`dr_grpo` 和 verl 的 `seq-mean-token-sum-norm` 差 $B$ 倍 [S312](../lectures/sources.md#S312)。
 # - 旧策略采样不修正时偏差随 $k$ 增大；逐步的比率去掉大部分偏差，去不干净；整份解答的比率无偏，方差更大。
 #   截断只在比率超过 $C$ 时起作用。
