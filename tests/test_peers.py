@@ -137,8 +137,8 @@ def test_verl_values_of_some_presets():
     assert (d["algorithm.adv_estimator"], d["algorithm.lam"], d["critic.optim.lr"]) == ("gae", 0.95, 0.1)
     assert (d[a + "use_kl_loss"], d[a + "kl_loss_coef"], d[a + "kl_loss_type"]) == (True, 0.04, "low_var_kl")
     d = PRESETS["cispo"].to_verl(as_dict=True)
-    assert (d[a + "policy_loss.loss_mode"], d[a + "clip_ratio_high"], d[a + "loss_agg_mode"]) == \
-        ("cispo", 0.28, "token-mean")
+    assert (d[a + "policy_loss.loss_mode"], d[a + "clip_ratio_low"], d[a + "clip_ratio_high"], d[a + "loss_agg_mode"]) == \
+        ("cispo", 1.0, 0.2, "token-mean")        # MiniMax-M1 §3.1：没有下界（1 − 1 = 0），只调上界
     d = PRESETS["cispo"].replace(cispo_clip="trl", eps_high=5.0).to_verl(as_dict=True)
     assert (d[a + "clip_ratio_low"], d[a + "clip_ratio_high"]) == (10.0, 4.0)       # clip(ρ, −9, 5) = min(ρ, 5)
     d = PRESETS["grpo_async"].to_verl(ignore=("staleness",), as_dict=True)

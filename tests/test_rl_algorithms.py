@@ -349,12 +349,22 @@ def test_new_presets_differ_in_exactly_their_options():
     assert diff_presets("ppo", "ppo_dual_clip") == {"clip_ratio_c": (None, 3.0)}
     assert diff_presets("grpo", "gspo") == {"mu": (1, 4), "policy_loss": ("ppo", "gspo")}
     assert diff_presets("grpo", "cispo") == {"loss_agg": ("seq-mean", "token-mean"), "mu": (1, 4),
-                                             "eps_high": (0.2, 0.28), "policy_loss": ("ppo", "cispo")}
+                                             "eps_low": (0.2, 1.0), "policy_loss": ("ppo", "cispo")}
     assert diff_presets("grpo", "reinforce_pp") == {"advantage": ("grpo", "reinforce_pp"),
                                                     "loss_agg": ("seq-mean", "token-mean")}
     assert diff_presets("grpo", "grpo_async") == {"staleness": (0, 2)}
     for name in ("ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp", "grpo_async"):
         assert name in PRESETS
+
+
+def test_cispo_preset_has_no_lower_bound_like_minimax_m1():
+    """MiniMax-M1 §3.1：权重不设下界，只截上界（issue 26 第 2 条）；上界用 verl CISPO 示例的 0.2。"""
+    cfg = PRESETS["cispo"]
+    rho = np.array([1e-3, 0.5, 0.79, 1.0, 1.19, 1.5])
+    s = losses.cispo_surrogate(rho, np.ones_like(rho), np.full_like(rho, -1.0), cfg.eps_low, cfg.eps_high)
+    np.testing.assert_allclose(s.weight, [1e-3, 0.5, 0.79, 1.0, 1.19, 1.2])
+    assert not s.clipped_low.any() and s.clipped_high.tolist() == [False] * 5 + [True]
+    assert (cfg.policy_loss, cfg.cispo_clip, cfg.eps_high) == ("cispo", "verl", 0.2)
 
 
 def test_defaults_of_the_new_options_change_nothing(problems):

@@ -1,11 +1,12 @@
 """
 学到的价值函数（critic）和 GAE：经典 PPO 的优势，以及 GRPO 为什么不要它（第 6 讲 8.5 节）。
 
-【思路】经典 PPO（Schulman et al. 2017，arXiv 1707.06347）用一个价值网络 V(s) 估计"从状态 s 出发最后能拿到的奖励"，
-    优势用 GAE(γ, λ)（Schulman et al. 2015，arXiv 1506.02438）：
-        δ_t = r_t + γ V(s_{t+1}) − V(s_t)，    A_t = Σ_l (γλ)^l δ_{t+l}，    回报（V 的回归目标）R_t = A_t + V(s_t)
-    λ = 1 时 A_t = Σ_l γ^l r_{t+l} − V(s_t)（蒙特卡洛回报减基线）；λ = 0 时 A_t = δ_t（一步 TD）。
-    GRPO 的做法：用同一道题 G 份解答的平均代替 V，省掉一个和策略一样大的模型。
+【思路】经典 PPO（Schulman et al. 2017，arXiv 1707.06347）用一个价值网络 V(x) 估计"从状态 x 出发最后能拿到的奖励" [S303]。
+    状态写成 x（讲义里 s_t 是"第 t 步算对的概率"）。优势用 GAE(γ, λ)（Schulman et al. 2015，arXiv 1506.02438） [S304]：
+        δ_t = r_t + γ V(x_{t+1}) − V(x_t)，    A_t = Σ_l (γλ)^l δ_{t+l}，    回报（V 的回归目标）R_t = A_t + V(x_t)
+    γ 是折扣，δ_t 是 TD 误差。λ = 1 时中间的 V 两两抵消，A_t = Σ_l γ^l r_{t+l} − V(x_t)（蒙特卡洛回报减基线）；
+    λ = 0 时 A_t = δ_t（一步 TD）。
+    GRPO 的做法：用同一道题 G 份解答的平均代替 V，省掉一个和策略一样大的模型 [S305]。
 
     玩具里的"状态"（做完 t 步以后、做第 t 步之前）很小，所以 critic 是一张表：
         V[t, c, ok]   t = 步号（0 … L_max − 1），c = 下一步的情境（12 个），ok = 到目前为止是否一直在正确路径上
@@ -14,11 +15,13 @@
     和 exact_values 用的正确路径概率一致。
 
     这个表看不到"是哪一道题"：同一个 (t, c, ok) 格子里混着不同的题，它最多学到这些题的平均。
-    而**精确**的价值（exact_values）知道题目：在正确路径上时 V*(s_t) = ∏_{s ≥ t} P(第 s 步对)，离开正确路径后是 0。
-    所以 critic 的误差 = 表的"看不全"（混叠）+ 学得还不够（噪声）。notebook 06b 画出这两样。
+    而**精确**的价值（exact_values）知道题目：在正确路径上时 V*(x_t) = ∏_{u ≥ t} s_u（s_u = 第 u 步算对的概率），
+    离开正确路径后是 0。所以 critic 的误差来自表的"看不全"（混叠）和学得还不够（噪声）。在一批数据上，令 V̄ = 每个格子里
+    V* 的平均（这张表能做到的最好值），则 误差² = mean(V* − V̄)²（混叠²）+ mean(V − V̄)²（噪声²），交叉项为 0。
+    notebook 06b 第 1 节在训练完的价值表上算出这两块，并核对它们的平方和等于误差²。
 
     值和导数写在一起：value_loss 给出 ½(V − R)² 的平均和它对 V 的导数，table_gradient 把导数按格子加起来。
-【对应】verl algorithm.adv_estimator="gae"、algorithm.gamma、algorithm.lam、critic.*（critic.optim.lr）；
+【对应】verl algorithm.adv_estimator="gae"、algorithm.gamma、algorithm.lam、critic.*（critic.optim.lr） [S306]；
     Spinning Up PPO 的 gamma、lam、vf_lr；TRL PPOConfig 的 gamma、lam、vf_coef。verl 的 critic 还有价值裁剪
     （critic.cliprange_value），这里没有。
 """
@@ -84,7 +87,7 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
     GAE(γ, λ) 的优势和回报（每份解答从后往前算一遍）。
 
     【思路】δ_t = r_t + γ V(s_{t+1}) − V(s_t)（最后一步之后 V = 0），A_t = δ_t + γλ A_{t+1}，R_t = A_t + V(s_t)。
-        和 verl compute_gae_advantage_return 的递推相同（verl 之后还把 A 在整批上白化：见 losses.whiten）。
+        和 verl compute_gae_advantage_return 的递推相同（verl 之后还把 A 在整批上白化：见 losses.whiten） [S306]。
     【参数】rewards：(B, L) 每步奖励（结果奖励放在最后一步）；values：(B, L) V(s_t)；mask：(B, L) bool，
         每行的有效步从第 0 步起连续；gamma、lam：0 ~ 1
     【返回】(advantages, returns)，都是 (B, L)，mask 外是 0

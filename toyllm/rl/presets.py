@@ -36,8 +36,10 @@ PRESETS = types.MappingProxyType({
     "ppo_dual_clip": _BASE.replace(scale_rewards="batch", loss_agg="token-mean", mu=4, beta=0.04, clip_ratio_c=3.0),
     # GSPO：序列级比率、序列级裁剪（3e-4 / 4e-4），按解答平均（verl 的 gspo 固定用 seq-mean-token-mean）
     "gspo": _BASE.replace(policy_loss="gspo", mu=4),
-    # CISPO（MiniMax-M1）：裁剪并截断梯度的权重，梯度流过每一步的 log π；verl 的双边裁剪、按步平均
-    "cispo": _BASE.replace(policy_loss="cispo", loss_agg="token-mean", mu=4, eps_high=0.28),
+    # CISPO（MiniMax-M1 §3.1）：裁剪并截断梯度的权重，梯度流过每一步的 log π；按步平均。论文不设下界、只调 ε_high：
+    # eps_low = 1 让下界 1 − 1 = 0（ρ 总是 > 0，等于没有下界；verl 的 CISPO 示例写 clip_ratio_low=10）；论文没给 ε_high
+    # 的值，这里用 verl 示例的 clip_ratio_high=0.2（verl 本身的默认是双边 0.2 / 0.2；TRL 的约定见 cispo_clip="trl"）
+    "cispo": _BASE.replace(policy_loss="cispo", loss_agg="token-mean", mu=4, eps_low=1.0, eps_high=0.2),
     # REINFORCE++（verl reinforce_plus_plus_baseline）：组中心化后整批白化，按步平均
     "reinforce_pp": _BASE.replace(advantage="reinforce_pp", loss_agg="token-mean"),
     # 异步 GRPO：用 2 次更新之前的策略采样，截断的重要性比率 min(π_old / π_behaviour, 2) 修正（verl TIS）
