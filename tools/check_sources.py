@@ -4,7 +4,8 @@
 【思路】来源表每一行的出处可以是仓库的固定 commit 里的文件和行号（verl@b178a3cd:路径#L10-L12）。
     这里从仓库的本地副本里取出那几行（前后各多取 CONTEXT 行），存进 tests/data/source_lines.json；
     tests/test_sources.py 不需要仓库，只用这个文件核对：每一行的原文出现在它引用的某一段里。
-    原文里的 "…" 表示省略：各段按顺序出现即可。比较前把连续的空白压成一个空格。
+    原文里的 "…" 表示省略：各段按顺序出现即可；"；" 分开几段原文，每一段出现在引用的某一处即可（一行引用几处时）。
+    比较前把连续的空白压成一个空格。写在 “ ” 里的一段是论文或网页的原文，不和仓库比较。
     论文和网页的出处不在这里核对（没有网络）；它们的原文由写的人对着论文写，测试只检查格式。
 
 【用法】（在仓库根目录；仓库是 git 目录，要有固定的 commit）
@@ -87,9 +88,9 @@ def _normal(text):
 
 
 def quote_found(quote, stored):
-    """原文（去掉反引号；"…" 分开的各段按顺序）是否出现在 stored（取出的几行）里。"""
-    parts = [_normal(p) for p in quote.replace("`", "").split("…") if _normal(p)]
-    text, at = _normal(stored), 0
+    """原文（去掉反引号和外面的 “ ”；"…" 分开的各段按顺序）是否出现在 stored（取出的几行，也去掉反引号）里。"""
+    parts = [_normal(p).strip("“”") for p in quote.replace("`", "").split("…") if _normal(p).strip("“”")]
+    text, at = _normal(stored.replace("`", "")), 0
     for part in parts:
         at = text.find(part, at)
         if at < 0:
@@ -127,8 +128,10 @@ def problems_of(rows, stored):
         missing = [key_of(c) for c in cited if key_of(c) not in stored]
         if missing:
             out.append((key, f"没有取出 {missing[0]} 的行（运行 python tools/check_sources.py --write）"))
-        elif not any(quote_found(row["quote"], stored[key_of(c)]) for c in cited):
-            out.append((key, f"原文 {row['quote'][:60]!r} 不在 {', '.join(key_of(c) for c in cited)} 附近"))
+        else:
+            for part in (p for p in row["quote"].split("；") if p.strip() and not p.strip().startswith("“")):
+                if not any(quote_found(part, stored[key_of(c)]) for c in cited):
+                    out.append((key, f"原文 {part[:60]!r} 不在 {', '.join(key_of(c) for c in cited)} 附近"))
     return out
 
 

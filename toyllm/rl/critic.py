@@ -23,7 +23,7 @@
     值和导数写在一起：value_loss 给出 ½(V − R)² 的平均和它对 V 的导数，table_gradient 把导数按格子加起来。
 【对应】verl algorithm.adv_estimator="gae"、algorithm.gamma、algorithm.lam、critic.*（critic.optim.lr） [S306]；
     Spinning Up PPO 的 gamma、lam、vf_lr；TRL PPOConfig 的 gamma、lam、vf_coef。verl 的 critic 还有价值裁剪
-    （critic.cliprange_value），这里没有。
+    （critic.cliprange_value）[S344]，这里没有。
 """
 
 import numpy as np
@@ -114,7 +114,7 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
 def outcome_step_rewards(outcome, mask):
     """
     结果奖励 (B,) 放到每份解答的最后一步（mask 里最后一个 True），得到 (B, L) 的每步奖励（GAE 用；
-    verl 的 token_level_rewards 也这样放）。小 transformer 的 mask 从 prompt 之后才开始，也适用。
+    verl 的 token_level_rewards 也这样放 [S345]）。小 transformer 的 mask 从 prompt 之后才开始，也适用。
 
     【例子】outcome_step_rewards([1.0], [[True, True, False]]) → [[0, 1, 0]]
     """
@@ -127,7 +127,7 @@ def outcome_step_rewards(outcome, mask):
 
 def value_loss(values, returns, mask):
     """
-    价值损失 ½·mean_t (V(s_t) − R_t)²（mask 内所有步平均，verl critic 的 token-mean）和它对 V 的导数。
+    价值损失 ½·mean_t (V(s_t) − R_t)²（mask 内所有步平均，verl critic 的 token-mean [S346]）和它对 V 的导数。
 
     【返回】(loss: float, dloss_dvalues: (B, L) 数组，mask 外是 0)
     【例子】value_loss([[0.5]], [[1.0]], [[True]]) → (0.125, [[−0.5]])
