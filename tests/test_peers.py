@@ -161,7 +161,7 @@ def test_an_option_that_does_not_matter_is_skipped():
 
 
 def test_conditional_counterparts():
-    with pytest.raises(ValueError, match=r"clip_ratio_c=1\.1：TRL 的 delta 只在 c > 1 \+ eps_high"):
+    with pytest.raises(ValueError, match=r"clip_ratio_c=1\.1：TRL 的 delta 只在 clip_ratio_c > 1 \+ eps_high"):
         RLConfig(clip_ratio_c=1.1).to_trl()
     with pytest.raises(ValueError, match="entropy_coef=0.01"):
         RLConfig(entropy_coef=0.01).to_trl()                           # seq-mean：TRL 的熵按 token 平均

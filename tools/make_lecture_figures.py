@@ -344,9 +344,13 @@ NOTE_SOURCE_ROWS = {"grpo_trainer.py": "S154", "core_algos.py": "S164", "critic.
 """格子的说明里引用的"文件:行"（短文件名）→ 来源表里列着那一行的编号。"""
 
 
+NOTE_CLAIM_ROWS = {"TRL 1.10.0": "S559"}
+"""格子的说明里说到某个发布版本时，指向来源表里那个版本的一行。"""
+
+
 def _note_marks(rule):
-    """说明里引用了"文件:行"时，在格子后面加那个文件的编号（同一个编号只加一次）。"""
-    keys = []
+    """说明里引用了"文件:行"时，在格子后面加那个文件的编号（同一个编号只加一次）；说到发布版本时加那一行的编号。"""
+    keys = [key for phrase, key in NOTE_CLAIM_ROWS.items() if phrase in rule.note]
     for name in re.findall(r"([\w.-]+\.(?:py|yaml|sh)):\d+", rule.note):
         if name not in NOTE_SOURCE_ROWS:
             raise KeyError(f"8.11 节表的说明引用了 {name}，来源表里没有对应的行：在 NOTE_SOURCE_ROWS 和 lectures/sources.md 里加上")

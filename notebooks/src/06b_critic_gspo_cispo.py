@@ -31,7 +31,8 @@ from toyllm.display import Table
 from toyllm.exact import correct_paths, grad_expected_reward
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
-from toyllm.rl import (RLConfig, clipped_surrogate, critic, default_problems, diff_presets, group_advantages, losses,
+from toyllm.rl import (RLConfig, clipped_surrogate, critic, default_problems, diff_presets,
+                       group_advantages, losses,
                        policy_loss, preset, train)
 from toyllm.sampler import prepare_problems, sample_rollouts
 
@@ -39,7 +40,8 @@ use_chinese_font()
 train_set, heldout = default_problems(0)
 paths = correct_paths(train_set)
 L = prepare_problems(train_set).mask.shape[1]
-for new, old in [("ppo_critic", "ppo"), ("ppo_dual_clip", "ppo"), ("gspo", "grpo"), ("cispo", "grpo"),
+for new, old in [("ppo_critic", "ppo"), ("ppo_dual_clip", "ppo"), ("gspo", "grpo"),
+                 ("cispo", "grpo"),
                  ("reinforce_pp", "grpo"), ("grpo_async", "grpo")]:
     print(f"{new} 和 {old} 的差别：{diff_presets(old, new)}")
 
@@ -85,13 +87,15 @@ for new, old in [("ppo_critic", "ppo"), ("ppo_dual_clip", "ppo"), ("gspo", "grpo
 critic_model = TrainableLLM(1e9)
 hist_critic = train(critic_model, preset("ppo_critic", iterations=100), train_set, heldout)
 fig, ax = plt.subplots(figsize=(6, 3.2))
-ax.plot(hist_critic["iteration"], hist_critic["value_err"], label="价值表 vs 精确 $V^*$（均方根误差）")
+ax.plot(hist_critic["iteration"], hist_critic["value_err"],
+        label="价值表 vs 精确 $V^*$（均方根误差）")
 ax.plot(hist_critic["iteration"], hist_critic["pass1_exact"], label="留出题路径 pass@1")
 ax.set_xlabel("迭代")
 ax.legend()
 ax.set_title("critic 在训练中学到 $V^*$ 的程度")
 plt.show()
-print(f"价值表 {np.prod(critic.table_shape(L))} 个数；误差：第 1 次 {hist_critic['value_err'][0]:.3f}，"
+print(f"价值表 {np.prod(critic.table_shape(L))} 个数；误差：第 1 次"
+      f" {hist_critic['value_err'][0]:.3f}，"
       f"最后 {hist_critic['value_err'][-1]:.3f}")
 
 # %% [markdown]
@@ -115,7 +119,8 @@ v_table = table[idx]
 v_star = critic.exact_values(prob_table(critic_model), paths, roll.problem, roll)[roll.mask]
 count = np.bincount(idx, minlength=table.size)
 v_best = (np.bincount(idx, weights=v_star, minlength=table.size) / np.maximum(count, 1))[idx]
-rms = {"误差": np.sqrt(np.mean((v_table - v_star) ** 2)), "混叠": np.sqrt(np.mean((v_star - v_best) ** 2)),
+rms = {"误差": np.sqrt(np.mean((v_table - v_star) ** 2)),
+       "混叠": np.sqrt(np.mean((v_star - v_best) ** 2)),
        "噪声": np.sqrt(np.mean((v_table - v_best) ** 2))}
 print("；".join(f"{k} {v:.4f}" for k, v in rms.items()) + f"（{idx.size} 步）")
 print(f"混叠² + 噪声² = {rms['混叠'] ** 2 + rms['噪声'] ** 2:.6f}，误差² = {rms['误差'] ** 2:.6f}")
@@ -146,8 +151,10 @@ print(f"混叠² + 噪声² = {rms['混叠'] ** 2 + rms['噪声'] ** 2:.6f}，�
 
 # %%
 BASELINES = ["无基线", "组平均（Dr. GRPO）", "RLOO", "学到的 critic", "精确 V*"]
-COST = {"无基线": "0 参数，每题 ≥ 1 份", "组平均（Dr. GRPO）": "0 参数，每题 ≥ 2 份", "RLOO": "0 参数，每题 ≥ 2 份",
-        "学到的 critic": f"{np.prod(critic.table_shape(L))} 个参数 + 价值表的训练", "精确 V*": "真实系统里拿不到"}
+COST = {"无基线": "0 参数，每题 ≥ 1 份", "组平均（Dr. GRPO）": "0 参数，每题 ≥ 2 份",
+        "RLOO": "0 参数，每题 ≥ 2 份",
+        "学到的 critic": f"{np.prod(critic.table_shape(L))} 个参数 + 价值表的训练",
+        "精确 V*": "真实系统里拿不到"}
 
 
 def variance_table(model, n_batches=200, seed=0):
@@ -156,14 +163,16 @@ def variance_table(model, n_batches=200, seed=0):
     fit = train(frozen, preset("ppo_critic", lr=0.0, iterations=100), train_set, heldout)
     table = np.array(fit.meta["critic_table"]).ravel()
     g_true = grad_expected_reward(model, train_set)
-    probs, cfg, rng = prob_table(model), RLConfig(loss_agg="seq-mean-token-sum"), np.random.default_rng(seed)
+    probs, cfg = prob_table(model), RLConfig(loss_agg="seq-mean-token-sum")
+    rng = np.random.default_rng(seed)
     est = {n: [] for n in BASELINES}
     for _ in range(n_batches):
         rows = np.sort(rng.choice(len(train_set), 32, replace=False))
         roll = sample_rollouts(model, [train_set[i] for i in rows], 8, rng)
         R, m = roll.correct.astype(float), roll.mask
         grp = R.reshape(-1, 8)
-        advs = {"无基线": R[:, None], "组平均（Dr. GRPO）": (grp - grp.mean(1, keepdims=True)).reshape(-1, 1),
+        advs = {"无基线": R[:, None],
+                "组平均（Dr. GRPO）": (grp - grp.mean(1, keepdims=True)).reshape(-1, 1),
                 "RLOO": group_advantages(R, 8, "rloo")[:, None],
                 "学到的 critic": R[:, None] - table[critic.state_index(roll, L)],
                 "精确 V*": R[:, None] - critic.exact_values(probs, paths, rows[roll.problem], roll)}
@@ -173,7 +182,8 @@ def variance_table(model, n_batches=200, seed=0):
     out = {}
     for n in BASELINES:
         e = np.array(est[n])
-        out[n] = (((e.mean(0) - g_true) ** 2).sum() / norm, ((e - e.mean(0)) ** 2).sum(axis=(1, 2)).mean() / norm)
+        out[n] = (((e.mean(0) - g_true) ** 2).sum() / norm,
+                  ((e - e.mean(0)) ** 2).sum(axis=(1, 2)).mean() / norm)
     return out
 
 
@@ -184,7 +194,9 @@ tables = {}
 for label, model in [("训练前", start), ("GRPO 50 次以后", trained)]:
     tables[label] = variance_table(model)
     display(Table(["基线", "偏差²/|∇J|²", "方差/|∇J|²", "成本"],
-                  [[n, f"{b2:.4f}", f"{var:.4f}", COST[n]] for n, (b2, var) in tables[label].items()], title=f"策略：{label}"))
+                  [[n, f"{b2:.4f}", f"{var:.4f}", COST[n]] for n, (b2,
+                                                                   var) in tables[label].items()],
+                  title=f"策略：{label}"))
 
 # %% [markdown]
 # 看图：两个策略上每种基线的方差（相对 $\|\nabla J\|^2$）。
@@ -299,7 +311,8 @@ print(f"cispo 预设（eps_low = {cfg.eps_low:g}，eps_high = {cfg.eps_high:g}�
       f"梯度为 0 的步 {((cis.dloss_dlogp == 0) & moving).sum()} 个")
 print(f"对比：双边 [0.8, 1.2]（verl 默认）会在下界截住 {(two_sided.clipped_low & moving).sum()} 步")
 outside = (gs.seq_ratio < 1 - 3e-4) | (gs.seq_ratio > 1 + 4e-4)
-print(f"GSPO：ρ_seq 的范围 [{gs.seq_ratio.min():.4f}, {gs.seq_ratio.max():.4f}]；窗口外 {outside.sum()} / {len(adv)} 份，"
+print(f"GSPO：ρ_seq 的范围 [{gs.seq_ratio.min():.4f}, {gs.seq_ratio.max():.4f}]；窗口外"
+      f" {outside.sum()} / {len(adv)} 份，"
       f"其中梯度为 0 的 {(gs.clipped_low | gs.clipped_high).any(axis=1).sum()} 份")
 
 # %% [markdown]
@@ -318,7 +331,8 @@ fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), sharey=True)
 for ax, sign, title in [(axes[0], 1, "$A > 0$"), (axes[1], -1, "$A < 0$")]:
     pick = np.sign(a_steps) == sign
     ax.scatter(ratio[pick], -ppo.dloss_dlogp[pick] / a_steps[pick], s=8, label="PPO")
-    ax.scatter(ratio[pick], -cis.dloss_dlogp[pick] / a_steps[pick], s=8, marker="x", label="CISPO（cispo 预设）")
+    ax.scatter(ratio[pick], -cis.dloss_dlogp[pick] / a_steps[pick], s=8, marker="x",
+               label="CISPO（cispo 预设）")
     ax.set_xlabel("重要性比率 $\\rho$")
     ax.set_title(title)
 axes[0].set_ylabel("有效权重")
@@ -376,10 +390,12 @@ plt.show()
 # 看输出：50 次迭代里有几次凑不满；以及 `"raise"` 的报错。
 
 # %%
-h = train(TrainableLLM(1e9), preset("dapo", iterations=50, max_draws=1, gen_batch_scale=1), train_set, heldout)
+h = train(TrainableLLM(1e9), preset("dapo", iterations=50, max_draws=1, gen_batch_scale=1),
+          train_set, heldout)
 print(f"凑不满的迭代：{h.meta['short_batches']} / 50")
 try:
-    train(TrainableLLM(1e9), preset("dapo", iterations=5, max_draws=1, gen_batch_scale=1, on_short="raise"),
+    train(TrainableLLM(1e9),
+          preset("dapo", iterations=5, max_draws=1, gen_batch_scale=1, on_short="raise"),
           train_set, heldout)
 except RuntimeError as e:
     print("RuntimeError:", e)
@@ -420,8 +436,10 @@ for k in KS:
         pt = prob_table(target)[roll.ctx, roll.actions]
         rho[roll.mask] = pt[roll.mask] / np.exp(roll.logp[roll.mask])
         rhos.append(rho[roll.mask])
-        a = np.where(roll.mask, group_advantages(roll.correct.astype(float), 8, "rloo")[:, None], 0.0)
-        weights = [np.ones_like(rho), np.minimum(rho, C), rho, np.repeat(rho.prod(axis=1, keepdims=True),
+        a = np.where(roll.mask, group_advantages(roll.correct.astype(float), 8, "rloo")[:, None],
+                     0.0)
+        weights = [np.ones_like(rho), np.minimum(rho, C), rho,
+                   np.repeat(rho.prod(axis=1, keepdims=True),
                                                                          rho.shape[1], axis=1)]
         for mode, w in zip(MODES, weights):   # policy_loss 的梯度自带 ρ：乘 w/ρ 得到权重 w
             est[mode].append(-policy_loss(target, roll, a * w / rho, cfg).grad)
@@ -470,7 +488,8 @@ Table(["修正"] + [f"k = {k}" for k in KS],
 
 # %%
 runs = {}
-for name in ["grpo", "ppo", "ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp", "grpo_async"]:
+for name in ["grpo", "ppo", "ppo_critic", "ppo_dual_clip", "gspo", "cispo", "reinforce_pp",
+             "grpo_async"]:
     runs[name] = train(TrainableLLM(1e9), preset(name, iterations=100), train_set, heldout)
 display(Table(["预设", "训练后路径 pass@1", "采样数"],
               [[name, run["pass1_exact"][-1], run["samples"][-1]] for name, run in runs.items()]))
@@ -508,15 +527,19 @@ for _ in range(3):
 m = batch.mask
 old_logp = np.where(m, batch.logp, 0.0)
 new_logp = np.where(m, np.log(prob_table(fresh)[batch.ctx, batch.actions]), 0.0)
-cases = {"GRPO（PPO 裁剪）": preset("grpo"), "SAPO": preset("sapo"), "GMPO": preset("gmpo"), "GPG": preset("gpg"),
-         "Clip-Cov（5%）": preset("clip_cov", clip_cov_ratio=0.05), "KL-Cov（5%）": preset("kl_cov", kl_cov_ratio=0.05),
+cases = {"GRPO（PPO 裁剪）": preset("grpo"), "SAPO": preset("sapo"), "GMPO": preset("gmpo"),
+         "GPG": preset("gpg"),
+         "Clip-Cov（5%）": preset("clip_cov", clip_cov_ratio=0.05),
+         "KL-Cov（5%）": preset("kl_cov", kl_cov_ratio=0.05),
          "VESPO": RLConfig(policy_loss="vespo", loss_agg="token-mean"),
-         "CISPO 序列级（TRL）": RLConfig(policy_loss="cispo", cispo_clip="trl", eps_high=1.1, is_level="sequence",
+         "CISPO 序列级（TRL）": RLConfig(policy_loss="cispo", cispo_clip="trl", eps_high=1.1,
+                                         is_level="sequence",
                                        loss_agg="dapo")}
 rows = []
 for label, cfg in cases.items():
     obj = rl_objective(new_logp, old_logp, adv, m, cfg, rng=np.random.default_rng(0))
-    rows.append([label, f"{obj.loss:.4f}", f"{np.linalg.norm(obj.dloss_dlogp):.4f}", f"{obj.clip_low:.3f}",
+    rows.append([label, f"{obj.loss:.4f}", f"{np.linalg.norm(obj.dloss_dlogp):.4f}",
+                 f"{obj.clip_low:.3f}",
                  f"{obj.clip_high:.3f}"])
 Table(["损失", "值", "‖∂loss/∂log π‖", "下界裁剪", "上界裁剪"], rows)
 
@@ -527,9 +550,11 @@ Table(["损失", "值", "‖∂loss/∂log π‖", "下界裁剪", "上界裁剪
 
 # %%
 log_ratio = new_logp - old_logp
-cc = losses.clip_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05, rng=np.random.default_rng(0))
+cc = losses.clip_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05,
+                               rng=np.random.default_rng(0))
 kc = losses.kl_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05)
-print(f"mask 内 {m.sum()} 步；Clip-Cov 截断梯度的步 {cc.selected.sum()} 个，KL-Cov 加惩罚的步 {kc.selected.sum()} 个")
+print(f"mask 内 {m.sum()} 步；Clip-Cov 截断梯度的步 {cc.selected.sum()} 个，KL-Cov 加惩罚的步"
+      f" {kc.selected.sum()} 个")
 print(f"verl 的默认比例 2e-4：只挑 max(⌊2e-4 × {m.sum()}⌋, 1) = {max(int(2e-4 * m.sum()), 1)} 步")
 
 # %% [markdown]
@@ -561,7 +586,8 @@ mask3 = np.array([[True, True, False], [False, False, False], [True, False, Fals
 for name in ["seq-mean", "grpo", "seq-mean-token-mean", "seq-mean-token-sum"]:
     print(f"{name:22s}{losses.aggregate_loss(per_step, mask3, name):.4f}")
 print("本包 masked_mean（empty=\"zero\"）：", cs336.masked_mean(per_step, mask3, axis=1))
-print("CS336 masked_mean（empty=\"nan\"）：", cs336.masked_mean(per_step, mask3, axis=1, empty="nan"))
+print("CS336 masked_mean（empty=\"nan\"）：",
+      cs336.masked_mean(per_step, mask3, axis=1, empty="nan"))
 
 # %% [markdown]
 # ### 10.3 每个新预设训练 50 次迭代
@@ -573,10 +599,12 @@ print("CS336 masked_mean（empty=\"nan\"）：", cs336.masked_mean(per_step, mas
 # %%
 runs = {PRESET_NAMES[name]: preset(name, iterations=50) for name in ["grpo", "reinforce_pp"] + NEW}
 runs["GRPO（μ = 4）"] = preset("grpo", iterations=50, mu=4)
-final = {label: np.array([train(TrainableLLM(1e9), cfg.replace(seed=s), train_set, heldout).meta["final_pass1_exact"]
+final = {label: np.array([train(TrainableLLM(1e9), cfg.replace(seed=s), train_set,
+                                heldout).meta["final_pass1_exact"]
                           for s in range(5)]) for label, cfg in runs.items()}
 Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差"],
-      [[label, f"{v.mean():.4f}", f"{v.std(ddof=1) / np.sqrt(len(v)):.4f}"] for label, v in final.items()])
+      [[label, f"{v.mean():.4f}",
+        f"{v.std(ddof=1) / np.sqrt(len(v)):.4f}"] for label, v in final.items()])
 
 # %% [markdown]
 # ## 小结

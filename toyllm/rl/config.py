@@ -169,11 +169,11 @@ class RLConfig:
         "\"verl\"：w = clip(ρ, 1 − eps_low, 1 + eps_high)；\"trl\"：w = min(ρ, eps_high)（TRL clamp(ρ, max=epsilon_high)，"
         "它的文档建议 cispo 用 epsilon_high = 5.0）[S538]", CISPO_CLIPS)
     clip_ratio_c: float = _option(
-        None, "dual-clip c", "dual-clip 的界 c（None = 不用；> 1）：A < 0 的步损失最多 −c·A",
+        None, "dual-clip c", "dual-clip 的界 C（None = 不用；> 1）：A < 0 的步损失最多 −C·A",
         "Ye et al. 2019（arXiv:1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失总带着它）[S515]；"
         "TRL 叫它 delta（GRPOConfig.delta，INTELLECT-2 的 two-sided GRPO，默认 None 即不用：先把 ρ 截在 ≤ δ 再取 min，"
-        "δ > 1 + ε_high 时对 A < 0 的步正好是这里的 c，见选项 delta）[S536]。"
-        "l = min(max(−ρA, −clip(ρ)A), −cA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))
+        "δ > 1 + ε_high 时对 A < 0 的步正好是这里的 C，见选项 delta）[S536]。"
+        "l = min(max(−ρA, −clip(ρ)A), −CA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))
     gamma: float = _option(1.0, "折扣 γ", "折扣 γ（0 ~ 1；只对 advantage=\"gae\" / \"reinforce_pp_no_baseline\"）",
                            "verl algorithm.gamma（默认 1.0）[S511]；Spinning Up gamma（0.99）", low=0.0, high=1.0)
     lam: float = _option(1.0, "GAE λ", "GAE 的 λ（0 ~ 1；只对 advantage=\"gae\"）：1 = 蒙特卡洛回报减 V，0 = 一步 TD",

@@ -162,7 +162,7 @@ def _surrogate(cfg, ratio, log_ratio, adv, logp, mask, surrogate_fn, rng):
                                       cfg.vespo_lambda_neg)
     if surrogate_fn is not None:
         return _custom_surrogate(surrogate_fn, ratio, adv, eps_low, eps_high)
-    c = cfg.clip_ratio_c if cfg.delta is None else cfg.delta        # TRL 的 δ 就是 dual-clip 的 c（δ > 1 + ε_high）
+    c = cfg.clip_ratio_c if cfg.delta is None else cfg.delta        # TRL 的 δ 就是 dual-clip 的 C（δ > 1 + ε_high）
     return losses.clipped_surrogate(ratio, adv, eps_low, eps_high, validate=False, clip_ratio_c=c)
 
 

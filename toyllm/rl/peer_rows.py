@@ -125,7 +125,7 @@ LOSS_ROWS = (
              "配 ppo 就是 verl 的 gspo（见 policy_loss=ppo 那一行）；verl 的 cispo、sapo 只有逐步的比率")),
     Row("delta", (None,), const("", {}), const("", {})),
     Row("delta", ANY, attr(f"{TRL_CONFIG}:687", "delta", "delta", "只配 ppo、逐步的比率；δ > 1 + eps_high"),
-        attr(f"{_ACTOR_YAML}:79", ACTOR + "clip_ratio_c", "delta", "δ > 1 + eps_high 时 TRL 的 δ 就是 dual-clip 的 c")),
+        attr(f"{_ACTOR_YAML}:79", ACTOR + "clip_ratio_c", "delta", "δ > 1 + eps_high 时 TRL 的 δ 就是 dual-clip 的 C")),
     Row("tau_pos", ANY, attr(f"{TRL_CONFIG}:712", "sapo_temperature_pos", "tau_pos"),
         attr(f"{_ACTOR_YAML}:46", ACTOR + "tau_pos", "tau_pos")),
     Row("tau_neg", ANY, attr(f"{TRL_CONFIG}:704", "sapo_temperature_neg", "tau_neg"),

@@ -17,7 +17,7 @@
     玩具自己的设定也照样换算（optimizer="sgd"、lr = 2：两边都能用 torch 的 SGD）。真实模型想用对方的 AdamW 和学习率时，
     写 ignore=("lr", "optimizer")。
 【对方的默认值和玩具不同】有开关的一并写出：TRL lr_scheduler_type="constant"（默认线性衰减到 0）、
-    max_grad_norm=0（默认按梯度范数 1.0 裁剪）、β > 0 时 use_bias_correction_kl=False（f2cd5771 的默认也是 False，写出来是为了不随版本变）[S557]；
+    max_grad_norm=0（默认按梯度范数 1.0 裁剪）、β > 0 时 use_bias_correction_kl=False（f2cd5771 的默认是 False [S132]，PyPI 上的 TRL 1.10.0 改成了 True [S559]；写出来，换了版本结果也一样）；
     verl 的 weight_decay = 0（默认 0.01）[S556]。没有开关的写在表的说明里：verl 按梯度范数裁剪（grad_clip 默认 1.0）、
     vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）[S556]。
     批大小按单卡写；多卡时 TRL 的每卡批大小要除以卡数[S531]。
@@ -82,7 +82,7 @@ def _verl_agg(mode, source):
 def _trl_delta(c):
     if c.clip_ratio_c > 1 + c.eps_high:
         return {"delta": c.clip_ratio_c}
-    return f"TRL 的 delta 只在 c > 1 + eps_high = {1 + c.eps_high:g} 时等于 dual-clip 的 c"
+    return f"TRL 的 delta 只在 clip_ratio_c > 1 + eps_high = {1 + c.eps_high:g} 时等于 dual-clip 的界 C"
 
 
 def _trl_entropy(c):
@@ -175,7 +175,7 @@ ROWS = (
     Row("beta", ANY,
         Rule(("beta", "use_bias_correction_kl"),
              lambda c: {"beta": c.beta, **({"use_bias_correction_kl": False} if c.beta else {})}, f"{_CFG}:671",
-             "β > 0 时关掉 KL 的重要性采样修正（TRL 1.10.0 起默认打开）"),
+             "β > 0 时关掉 KL 的重要性采样修正（固定提交默认关，PyPI 上的 TRL 1.10.0 起默认开）"),
         Rule((_ACT + "use_kl_loss", _ACT + "kl_loss_coef"),
              lambda c: {_ACT + "use_kl_loss": c.beta > 0, **({_ACT + "kl_loss_coef": c.beta} if c.beta else {})},
              f"{_VC}actor/actor.yaml:95")),

@@ -71,7 +71,7 @@ verl 叫 reinforce_plus_plus 的是另一个估计（折扣回报直接整批白
 
 PRESET_NAMES = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO", "dr_grpo": "Dr. GRPO",
                 "ppo": "PPO", "dapo": "DAPO", "ppo_critic": "PPO+critic", "ppo_dual_clip": "PPO dual-clip",
-                "gspo": "GSPO", "cispo": "CISPO", "reinforce_pp": "REINFORCE++", "grpo_async": "异步 GRPO",
+                "gspo": "GSPO", "cispo": "CISPO", "reinforce_pp": "REINFORCE++-baseline", "grpo_async": "异步 GRPO",
                 "reinforce_pp_no_baseline": "REINFORCE++ 无基线", "sapo": "SAPO", "gmpo": "GMPO", "gpg": "GPG",
                 "clip_cov": "Clip-Cov", "kl_cov": "KL-Cov"}
 
@@ -86,7 +86,7 @@ PRESET_PEERS = types.MappingProxyType({
     "dapo": ("filter_groups.enable, clip_ratio_high=0.28, token-mean", "loss_type=dapo, epsilon_high=0.28（无动态采样）"),
     "ppo_critic": ("adv_estimator=gae", "PPOTrainer"),
     "ppo_dual_clip": ("clip_ratio_c=3（vanilla 默认）", "delta=3"),
-    "gspo": ("loss_mode=gspo", "importance_sampling_level=sequence"),
+    "gspo": ("loss_mode=gspo", "importance_sampling_level=sequence, loss_type=grpo"),
     "cispo": ("loss_mode=cispo", "loss_type=cispo（只截上界）"),
     "reinforce_pp": ("adv_estimator=reinforce_plus_plus_baseline", "—"),
     "grpo_async": ("rollout_is=token, rollout_is_threshold=2",

@@ -58,7 +58,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         RLConfig(delta=3.0) 打开它。
     【参数】ratio：ρ 数组；adv：A 数组（形状相同或可广播）；eps_low、eps_high：≥ 0（可以是 inf 表示不裁剪）；
         validate：是否检查参数（引擎内部调用时为 False：学习率极大时 π_θ 可能下溢成 0，ρ = 0 也照样算）；
-        clip_ratio_c：dual-clip 的界 c（> 1），None 表示不用
+        clip_ratio_c：dual-clip 的界 C（> 1），None 表示不用
     【返回】Surrogate(loss, clipped_low, clipped_high)，和 ratio 同形状；另有属性 .dloss_dratio（∂l/∂ρ）和
         .dloss_dlogp = ∂l/∂ρ · ρ（对本步 log π 的导数，因为 ∂ρ/∂log π = ρ）。
         clipped_low = (ρ < 1 − ε_low) & (A < 0)，clipped_high = (ρ > 1 + ε_high) & (A > 0)
@@ -90,7 +90,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         if clip_ratio_c is not None:
             clip_ratio_c = as_real("clip_ratio_c", clip_ratio_c)
             if not clip_ratio_c > 1:
-                raise ValueError(f"clip_ratio_c（dual-clip 的界 c）必须 > 1（verl 默认 3），收到 {clip_ratio_c!r}")
+                raise ValueError(f"clip_ratio_c（dual-clip 的界 C）必须 > 1（verl 默认 3），收到 {clip_ratio_c!r}")
     else:
         rho, a = ratio, adv
     low = (rho < 1.0 - eps_low) & (a < 0)

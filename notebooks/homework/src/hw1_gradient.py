@@ -44,7 +44,8 @@ from toyllm.text import pad
 
 use_chinese_font()
 model = TrainableLLM(1e9)
-print(f"模型：{model.name}（{type(model).__name__}），情境一共 {len(CONTEXTS)} 种，参数 model.params 的形状 {model.params.shape}")
+print(f"模型：{model.name}（{type(model).__name__}），情境一共 {len(CONTEXTS)} 种，参数"
+      f" model.params 的形状 {model.params.shape}")
 
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "hw1-task1", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -176,7 +177,8 @@ def log_prob_of_sample(params):
 
 
 if ok_solution:
-    check = compare_grads("一份解答的 ∇ log P", solution_grad(model, problem, sample), reference=log_prob_of_sample,
+    check = compare_grads("一份解答的 ∇ log P", solution_grad(model, problem, sample),
+                          reference=log_prob_of_sample,
                           model=model, verbose=False)
     print("12 个情境都在容差内：", bool(check))
     print("最大差异小于 1e-8：  ", check.max_abs_diff < 1e-8)
@@ -213,11 +215,13 @@ def reinforce_estimate(grad_fn, model, problems, n, seed):
 exact = grad_expected_reward(model, problems)
 if ok_solution:
     estimate, stderr = reinforce_estimate(solution_grad, model, problems, n=40, seed=0)
-    print(pad("情境", 24) + pad("精确 ∂J/∂Δ_correct", 20, "right") + pad("REINFORCE 估计", 16, "right")
+    print(pad("情境", 24) + pad("精确 ∂J/∂Δ_correct", 20, "right") + pad("REINFORCE 估计", 16,
+                                                                         "right")
           + pad("标准误", 10, "right"))
     for key in [("add", 0.7), ("sub", 0.8), ("mul", 1.5), ("mul", 2.2)]:
         i = CONTEXT_INDEX[key]
-        print(pad(CONTEXT_NAMES[key], 24) + f"{exact[i, 0]:20.4f}{estimate[i, 0]:16.4f}{stderr[i, 0]:10.4f}")
+        print(pad(CONTEXT_NAMES[key],
+                  24) + f"{exact[i, 0]:20.4f}{estimate[i, 0]:16.4f}{stderr[i, 0]:10.4f}")
 else:
     print("（solution_grad 还没有通过检查）")
 
@@ -229,7 +233,8 @@ else:
 
 # %%
 if ok_solution:
-    check_estimate_vs_exact(estimate, stderr, exact, name="REINFORCE 估计 vs 精确梯度", n_samples=40 * len(problems))
+    check_estimate_vs_exact(estimate, stderr, exact, name="REINFORCE 估计 vs 精确梯度",
+                            n_samples=40 * len(problems))
 else:
     print("（solution_grad 还没有通过检查）")
 
@@ -250,7 +255,8 @@ for size in (1e7, 1e8, 1e9, 1e11):
     result, _ = run_gradient_dashboard_logic(size=size, n_samples=8, context=("mul", 1.5), seed=0)
     total_ratio = result.rloo.var(axis=0, ddof=1).sum() / result.none.var(axis=0, ddof=1).sum()
     p1 = exact_pass_at_1(TrainableLLM(size), problems)          # 面板用的就是这 20 道题（种子 0）
-    print(f"{TrainableLLM(size).name:>5}{p1:>14.3f}{result.chosen[4] / result.chosen[2]:>24.2f}{total_ratio:>24.2f}")
+    sd_ratio = result.chosen[4] / result.chosen[2]
+    print(f"{TrainableLLM(size).name:>5}{p1:>14.3f}{sd_ratio:>24.2f}{total_ratio:>24.2f}")
 
 # %% [markdown]
 # 比值小于 1 表示基线让估计更稳，大于 1 表示更不稳。看上面的表：在这个玩具里，**成功率低**的小模型上基线有帮助，

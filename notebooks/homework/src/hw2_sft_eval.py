@@ -172,8 +172,10 @@ if ok_round:
     rejection_sampling_ft(package, train_small, heldout, k=4, dedup=False, rounds=1, seed=0)
     print("留下的解答：", len(data), "份（共", 4 * len(train_small), "份）")
     print("和包里的参数最大差异 < 1e-9：", bool(np.abs(mine.params - package.params).max() < 1e-9))
-    print(f"路径 pass@1（留出题）：{exact_pass_at_1(base, heldout):.3f} → {exact_pass_at_1(mine, heldout):.3f}")
-    print(f"训练数据的平均每步对数似然：{log_likelihood(base, data):.3f} → {log_likelihood(mine, data):.3f}")
+    print(f"路径 pass@1（留出题）：{exact_pass_at_1(base, heldout):.3f} →"
+          f" {exact_pass_at_1(mine, heldout):.3f}")
+    print(f"训练数据的平均每步对数似然：{log_likelihood(base, data):.3f} →"
+          f" {log_likelihood(mine, data):.3f}")
 else:
     print("（rejection_sampling_round 还没有通过检查）")
 
