@@ -17,16 +17,17 @@
 
 【运行】`python -m pytest -m browser tests/test_browser_fit.py`。需要 Debian 的 chromium 和 playwright、jupyterlab
     （同 tests/test_browser.py；没有时跳过，TOYLLM_REQUIRE_BROWSER=1 时失败）。notebook 不运行，只看提交的输出；
-    整个文件只启动一次 JupyterLab 和一次 chromium，每个 notebook 用 ?reset 打开（工作区里不堆积标签页）。
+    整个文件只启动一次 JupyterLab 和一次 chromium，每个 notebook 用 ?reset 打开（工作区里不堆积标签页）；
+    量在后台线程里先做（_measure），测试在最后逐个 notebook 检查量到的数。
 """
 
 import base64
 import json
-import shutil
 import struct
 from pathlib import Path
 
 import pytest
+from background import Background
 from test_browser import CHROMIUM_ARGS, _requirements, running_jupyterlab
 
 from tools.wrap_code_lines import LIMIT, long_lines
@@ -110,53 +111,67 @@ def _expected_images(name):
     return sum("image/png" in out.get("data", {}) for c in cells if c["cell_type"] == "code" for out in c["outputs"])
 
 
-@pytest.fixture(scope="module")
-def open_notebook(tmp_path_factory):
-    """启动一次 JupyterLab（所有讲课 notebook 复制到临时目录）和一次 chromium；返回 open_notebook(name) → 页面。"""
+def _measure(tmp):
+    """
+    启动一次 JupyterLab（所有讲课 notebook 复制到临时目录）和一次 chromium，逐个打开 notebook，量出测试要看的东西：
+    {名字: {"editor": 代码编辑区宽度, "cut": 被截断的代码行（每个单元格一串）, "images": 每张图 {src, natural, shown}}}。
+    大部分时间在等 JupyterLab 和 chromium（子进程）：在后台线程里先开始（tests/background.py），别的测试同时运行。
+    """
     chromium = _requirements()
     from playwright.sync_api import sync_playwright
-    tmp = tmp_path_factory.mktemp("fit")
+    found = {}
     with running_jupyterlab(tmp, [ROOT / "notebooks" / f"{n}.ipynb" for n in NOTEBOOKS]) as (base, token, _):
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
             try:
-                def open_notebook(name):
+                for name in NOTEBOOKS:
                     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT}, locale="zh-CN")
-                    page.set_default_timeout(TIMEOUT_MS)
-                    page.goto(f"{base}/lab/tree/{name}.ipynb?reset&token={token}")
-                    page.wait_for_selector(".jp-CodeCell .cm-line")
-                    n_images = _expected_images(name)
-                    page.wait_for_function(
-                        "n => [...document.querySelectorAll('.jp-OutputArea-output img')]"
-                        ".filter(e => e.complete && e.naturalWidth > 0).length >= n", arg=n_images)
-                    return page
-                yield open_notebook
+                    try:
+                        page.set_default_timeout(TIMEOUT_MS)
+                        page.goto(f"{base}/lab/tree/{name}.ipynb?reset&token={token}")
+                        page.wait_for_selector(".jp-CodeCell .cm-line")
+                        page.wait_for_function(
+                            "n => [...document.querySelectorAll('.jp-OutputArea-output img')]"
+                            ".filter(e => e.complete && e.naturalWidth > 0).length >= n", arg=_expected_images(name))
+                        found[name] = {
+                            "editor": page.evaluate(
+                                "() => document.querySelector('.jp-CodeCell .cm-scroller').clientWidth"),
+                            "cut": page.evaluate(LINES_CUT_OFF), "images": page.evaluate(IMAGES)}
+                    finally:
+                        page.close()
             finally:
                 browser.close()
+    return found
+
+
+BACKGROUND = Background(_measure, "fit", priority=1)
+"""在浏览器里量 notebook 要一分多钟，大部分时间在等子进程：在后台先开始（tests/background.py）。"""
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    return BACKGROUND.get(tmp_path_factory)
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_code_lines_and_figure_text_fit_a_1280_px_jupyterlab(name, open_notebook):
-    page = open_notebook(name)
-    try:
-        # 布局确实是学生看到的那样：文件浏览器开着，代码区比整个窗口窄得多
-        editor = page.evaluate("() => document.querySelector('.jp-CodeCell .cm-scroller').clientWidth")
-        assert 700 < editor < 900, f"代码编辑区 {editor} 像素：JupyterLab 的默认布局变了，请重新测量（rules.md）"
+def test_code_lines_and_figure_text_fit_a_1280_px_jupyterlab(name, measured):
+    found = measured[name]
+    # 布局确实是学生看到的那样：文件浏览器开着，代码区比整个窗口窄得多
+    editor = found["editor"]
+    assert 700 < editor < 900, f"代码编辑区 {editor} 像素：JupyterLab 的默认布局变了，请重新测量（rules.md）"
 
-        problems = [f"代码行被截断（每行不超过 100 列，一个汉字算 2 列）：{line.strip()[:50]}…"
-                    for cell in page.evaluate(LINES_CUT_OFF) for line in cell]
+    problems = [f"代码行被截断（每行不超过 100 列，一个汉字算 2 列）：{line.strip()[:50]}…"
+                for cell in found["cut"] for line in cell]
 
-        for i, img in enumerate(page.evaluate(IMAGES)):
-            if not (img["src"] or "").startswith("data:image/png;base64,"):
-                continue
-            dpi = png_dpi(base64.b64decode(img["src"].split(",", 1)[1]))
-            assert dpi is not None, f"{name} 的第 {i} 张图没有 pHYs 块，量不出字的大小"
-            text_px = MIN_FONT_PT * dpi / 72 * img["shown"] / img["natural"]
-            if text_px < MIN_TEXT_PX:
-                problems.append(f"第 {i} 张图太宽：{img['natural']} 像素宽，显示成 {img['shown']:.0f} 像素，"
-                             f"{MIN_FONT_PT} 磅的字只有 {text_px:.1f} 像素")
-        assert not problems, (f"{name} 在 {WIDTH} 像素宽的 JupyterLab 里放不下（图里的字要 ≥ {MIN_TEXT_PX} 像素，"
-                              f"见 toyllm.plotstyle.MAX_FIGURE_WIDTH_IN）：\n" + "\n".join(problems))
-    finally:
-        page.close()
+    for i, img in enumerate(found["images"]):
+        if not (img["src"] or "").startswith("data:image/png;base64,"):
+            continue
+        dpi = png_dpi(base64.b64decode(img["src"].split(",", 1)[1]))
+        assert dpi is not None, f"{name} 的第 {i} 张图没有 pHYs 块，量不出字的大小"
+        text_px = MIN_FONT_PT * dpi / 72 * img["shown"] / img["natural"]
+        if text_px < MIN_TEXT_PX:
+            problems.append(f"第 {i} 张图太宽：{img['natural']} 像素宽，显示成 {img['shown']:.0f} 像素，"
+                            f"{MIN_FONT_PT} 磅的字只有 {text_px:.1f} 像素")
+    assert not problems, (f"{name} 在 {WIDTH} 像素宽的 JupyterLab 里放不下（图里的字要 ≥ {MIN_TEXT_PX} 像素，"
+                          f"见 toyllm.plotstyle.MAX_FIGURE_WIDTH_IN）：\n" + "\n".join(problems))

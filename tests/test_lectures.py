@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from background import Background
 
 import toyllm
 
@@ -493,17 +494,33 @@ def test_network_prose_agrees_with_the_numbers(numbers):
     assert "在 $k = 1$ 和 $k = 2$ 之间就交叉了" in _text(L06) and "贪心解码的准确率却下降了" in _text(L06)
 
 
-@pytest.mark.slow
-def test_network_fresh_problems_and_base_evaluation_are_reproduced(numbers):
-    """重跑 compute() 里便宜的一部分（约一分钟）：新题、base 在前 500 道新题上的采样评估、玩具的 KL，和 numbers.json 比较。"""
+def _network_replay(_folder):
+    """
+    重跑 tools/network_claims.py 的 compute() 里便宜的一部分：新题、base 在前几百道新题上的采样评估、玩具的 KL。
+    纯 Python 加小矩阵，要十几秒：在后台进程里先做（tests/background.py），下面的测试在最后和 numbers.json 比较。
+    """
     from toyllm import tinylm
-    claims, net = load_claims(), numbers["network"]
+    claims = load_claims()
+    net = json.loads(NUMBERS.read_text(encoding="utf-8"))["network"]
     fresh, drawn = claims.fresh_examples(log=lambda *a: None)
-    assert drawn == net["fresh_drawn"] and len(fresh) == net["setup"]["fresh"]["count"]
-    assert math.isclose(sum(";" not in e.target for e in fresh) / len(fresh), net["one_step_share"]["fresh"], abs_tol=1e-9)
     ev = net["setup"]["small_eval"]
     c, lengths, _ = claims.sample(tinylm.pretrained(), fresh[:ev["problems"]], ev["n"], seed=1)
-    assert math.isclose(c.mean(), net["kl"]["base_pass1"], abs_tol=2e-6)
-    assert math.isclose(lengths.mean(), net["length"]["base_len_all"], abs_tol=2e-6)
-    assert math.isclose(lengths[c == 0].mean(), net["length"]["base_len_wrong"], abs_tol=2e-6)
-    _assert_close_tree(json.loads(json.dumps(claims.toy_kl(net["setup"]["betas"]))), net["toy_kl"], "network.toy_kl")
+    return {"drawn": drawn, "count": len(fresh), "one_step": sum(";" not in e.target for e in fresh) / len(fresh),
+            "pass1": float(c.mean()), "len_all": float(lengths.mean()), "len_wrong": float(lengths[c == 0].mean()),
+            "toy_kl": json.loads(json.dumps(claims.toy_kl(net["setup"]["betas"])))}
+
+
+BACKGROUND = Background(_network_replay, "network", priority=0, process=True)
+"""重算讲义里网络的一部分数字：在另一个进程里先开始，用第二个核。"""
+
+
+@pytest.mark.slow
+def test_network_fresh_problems_and_base_evaluation_are_reproduced(numbers, tmp_path_factory):
+    """_network_replay 重算的新题、base 的采样评估和玩具的 KL，和 numbers.json 比较。"""
+    got, net = BACKGROUND.get(tmp_path_factory), numbers["network"]
+    assert got["drawn"] == net["fresh_drawn"] and got["count"] == net["setup"]["fresh"]["count"]
+    assert math.isclose(got["one_step"], net["one_step_share"]["fresh"], abs_tol=1e-9)
+    assert math.isclose(got["pass1"], net["kl"]["base_pass1"], abs_tol=2e-6)
+    assert math.isclose(got["len_all"], net["length"]["base_len_all"], abs_tol=2e-6)
+    assert math.isclose(got["len_wrong"], net["length"]["base_len_wrong"], abs_tol=2e-6)
+    _assert_close_tree(got["toy_kl"], net["toy_kl"], "network.toy_kl")

@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+from background import Background
 
 from toyllm import tinylm as tl
 from toyllm.tinylm import pretraining as P
@@ -16,9 +17,32 @@ from toyllm.tinylm.train import COSINE_FLOOR, lr_factor
 SIZES = list(P.PRETRAINED)
 
 
+def _replay(_folder):
+    """
+    要整个训练集的几件事（生成 60 万道老师写的题要十几秒，纯 Python）：重跑每种大小的前 50 步、留出题没有混进训练题、
+    老师答对的比例。在后台进程里先做（tests/background.py），测试在最后比较结果。
+    """
+    examples = P.training_examples()
+    fingerprints = {}
+    for name in SIZES:
+        def stop(it, model, name=name):
+            if it == P.FINGERPRINT_STEP:
+                fingerprints[name] = P.fingerprint(model)
+                return True
+        P.pretrain(name, examples, callback=stop)
+    held = {tl.problem_example(p).prompt for p in P.heldout_problems()}
+    return {"fingerprints": fingerprints, "count": len(examples),
+            "overlap": sorted(held & {e.prompt for e in examples}),
+            "teacher_right": float(np.mean([tl.answer_of(e.target, True) == e.answer for e in examples[:5000]]))}
+
+
+BACKGROUND = Background(_replay, "pretrain", priority=0, process=True)
+"""重跑 make pretrain 的开头：在另一个进程里先开始（tests/background.py），用第二个核。"""
+
+
 @pytest.fixture(scope="module")
-def examples():
-    return P.training_examples()
+def replay(tmp_path_factory):
+    return BACKGROUND.get(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
@@ -65,23 +89,15 @@ def test_default_meets_the_targets(evaluations):
 
 
 @pytest.mark.parametrize("name", SIZES)
-def test_first_50_steps_of_make_pretrain_reproduce(name, examples):
-    """重跑配方的前 50 步，参数的指纹和清单里 make pretrain 记下的逐位相同。"""
-    got = {}
-
-    def stop(it, model):
-        if it == P.FINGERPRINT_STEP:
-            got["fingerprint"] = P.fingerprint(model)
-            return True
-
-    P.pretrain(name, examples, callback=stop)
-    assert got["fingerprint"] == tl.manifest(name)["fingerprint"]
+def test_first_50_steps_of_make_pretrain_reproduce(name, replay):
+    """重跑配方的前 50 步（_replay），参数的指纹和清单里 make pretrain 记下的逐位相同。"""
+    assert replay["fingerprints"][name] == tl.manifest(name)["fingerprint"]
 
 
-def test_heldout_problems_are_not_trained_on(examples):
-    held = {tl.problem_example(p).prompt for p in P.heldout_problems()}
+def test_heldout_problems_are_not_trained_on(replay):
     assert len(P.heldout_problems()) == P.RECIPE["heldout"]["count"]
-    assert not held & {e.prompt for e in examples}
+    assert replay["overlap"] == []
+    assert all(replay["count"] == tl.manifest(name)["training_examples"] for name in SIZES)
 
 
 # ---------------------------------------------------------------------------
@@ -211,10 +227,9 @@ def test_problem_example_writes_given_values():
         tl.problem_example(p, values=[444])
 
 
-def test_training_solutions_come_from_the_toy_teacher(examples):
+def test_training_solutions_come_from_the_toy_teacher(replay):
     """训练题的解答是老师 ToyLLM(teacher) 采样写的：大部分对，也有错（网络要学的是老师的分布）。"""
-    right = np.mean([tl.answer_of(e.target, True) == e.answer for e in examples[:5000]])
-    assert 0.8 < right < 0.99
+    assert 0.8 < replay["teacher_right"] < 0.99
 
 
 def test_the_wheel_ships_the_weights(tmp_path):
