@@ -191,6 +191,25 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0, *, logit_bonus=Non
     return _sample(model, batch, n, rng, temperature, logit_bonus)
 
 
+def sample_subset(model, batch, rows, n, rng, temperature=1.0, *, table=None):
+    """
+    只做 batch 里第 rows 道题，每道 n 遍：和 sample_rollouts(model, batch.subset(rows), n, rng, temperature) 逐位相同，
+    只是不先拼出一个小 ProblemBatch（RL 引擎每次迭代挑一批题，filtering.draw_groups 用它）。
+
+    【参数】model：ToyLLM / TrainableLLM（调用者检查过，见 policy.check_table_model）；batch：ProblemBatch；
+        rows：题号的一维整数数组（非空）；n、rng、temperature：同 sample_rollouts（调用者检查过）；
+        table：None，或已经算好的概率表 softmax_rows(logit_table(model), temperature)（有思维链时用，省掉重算）
+    【返回】Rollouts（problem 字段是 rows 里的第几道，和 subset 的结果一样）
+    【边界】batch 不是 ProblemBatch、rows 不是非空的一维数组时报中文的 TypeError / ValueError。
+    """
+    if not isinstance(batch, ProblemBatch):
+        raise TypeError(f"batch 必须是 ProblemBatch（prepare_problems 的结果），收到 {type(batch).__name__}")
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or len(rows) == 0 or rows.dtype.kind not in "iu":
+        raise ValueError(f"rows 必须是非空的一维整数数组，收到 {rows!r}")
+    return _sample(model, batch, n, rng, temperature, subset=rows, table=table)
+
+
 def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None, table=None):
     """
     采样循环本身（参数已经检查过，sample_rollouts 调用它）。

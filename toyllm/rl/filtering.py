@@ -14,7 +14,7 @@ import numpy as np
 
 from .._checks import as_choice, as_int
 from ..policy import check_table_model
-from ..sampler import Rollouts, _sample, check_rollouts, prepare_problems
+from ..sampler import Rollouts, check_rollouts, prepare_problems, sample_subset
 from . import losses
 from .config import REWARDS, RLConfig
 
@@ -121,8 +121,7 @@ def draw_groups(model, batch, cfg, rng, *, table=None):
     check_table_model(model)
     for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
         rows = np.sort(rng.choice(len(batch), size=n_draw, replace=False))
-        # = sample_rollouts(model, batch.subset(rows), G, rng, cfg.temperature)，参数已经检查过，不必拼出小 ProblemBatch
-        roll = _sample(model, batch, G, rng, cfg.temperature, subset=rows, table=table)
+        roll = sample_subset(model, batch, rows, G, rng, cfg.temperature, table=table)   # = sample_rollouts(…, batch.subset(rows), …)
         drawn.append(roll)
         constant = losses.constant_groups(step_rewards(roll, cfg.reward), G, roll.mask)
         n_constant += int(constant.sum())

@@ -75,10 +75,10 @@ def step_batch(rollouts, advantages, max_len=None, check=True):
     except (TypeError, ValueError):
         raise TypeError(f"advantages 必须是数的数组，收到 {advantages!r}") from None
     if adv.shape == mask.shape[:1]:
-        adv = np.broadcast_to(adv[:, None], mask.shape)
+        adv = adv[:, None]                     # 每份解答一个优势：np.where 会把它铺到每一步
     elif adv.shape != mask.shape:
         raise ValueError(f"advantages 的形状必须是 ({mask.shape[0]},) 或 {mask.shape}，收到 {adv.shape}")
-    if check and not np.all(np.isfinite(adv[mask])):
+    if check and not np.all(np.isfinite(np.broadcast_to(adv, mask.shape)[mask])):
         raise ValueError("advantages 里有 NaN 或无穷")
     return StepBatch(rollouts.ctx, rollouts.actions, mask, np.where(mask, rollouts.logp, 0.0),
                      np.where(mask, adv, 0.0), max_len)

@@ -123,7 +123,7 @@ def _clip_fractions(cfg, surr, m):
     if cfg.is_level == "sequence":
         B = max(m.shape[0], 1)
         return tuple(int(np.count_nonzero((c & m).any(axis=1))) / B for c in (surr.clipped_low, surr.clipped_high))
-    n = max(int(m.sum()), 1)
+    n = max(int(np.count_nonzero(m)), 1)
     return int(np.count_nonzero(surr.clipped_low & m)) / n, int(np.count_nonzero(surr.clipped_high & m)) / n
 
 
