@@ -371,7 +371,7 @@ def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None, bug=None):
     if len(slip):
         m = np.abs(exact[slip])
         p = _powers_of_ten(int(m.max()))
-        n_digits = (m >= p[1:-1, None]).sum(axis=0) + 1
+        n_digits = np.searchsorted(p[1:-1], m, side="right") + 1      # 位数 = 1 + 不超过 m 的 10, 100, … 的个数
         i = np.floor(rng.random(m.shape) * n_digits).astype(np.int64)
         up = (rng.random(m.shape) < 0.5) | (m == 0)
         m = np.where(up, m + p[i], m - p[i])

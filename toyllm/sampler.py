@@ -256,8 +256,14 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
         if logit_bonus is None:                # 查表：概率和 log 概率在循环后按 (情境, 步号) 一次取出
             if t == 0 or tables[t] is not tables[t - 1]:
                 cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
+                cum_cols = [cum[:, k].copy() for k in range(cum.shape[1])]      # 每个累积概率一列（12,）
             u = rng.random(len(c))
-            a = _choose(tables[t][c], u) if has_zero else (u[:, None] >= cum[c]).sum(axis=1)
+            if has_zero:
+                a = _choose(tables[t][c], u)
+            else:                              # = (u[:, None] >= cum[c]).sum(axis=1)：逐列比较再相加，不取 (m, 2) 的二维块
+                a = (u >= cum_cols[0][c]).astype(np.int64)
+                for col in cum_cols[1:]:
+                    a += u >= col[c]
         else:
             pr = softmax_rows(logits[t][c] + logit_bonus(t, live, op, xl, b, exact), temperature)
             u = rng.random(len(c))

@@ -314,7 +314,7 @@ def aggregation_weights(mask, how="seq-mean", max_len=None, scale_factor=None):
             raise ValueError(f"scale_factor（verl 的 loss_scale_factor）只对 how=\"seq-mean-token-sum-norm\" 有用，收到 how={how!r}")
         scale_factor = as_int("scale_factor", scale_factor, low=1)
     B, L = m.shape
-    lengths = np.count_nonzero(m, axis=1)          # 每份解答的步数（和 m.sum(axis=1) 相同，快一些）
+    lengths = m.sum(axis=1)
     rows = int(np.count_nonzero(lengths)) if kind.endswith("_nonempty") else B
     if rows == 0:
         return np.zeros(m.shape)
