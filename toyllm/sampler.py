@@ -244,7 +244,8 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
     mask, ops, operands = batch.mask[src], batch.ops[src], batch.operands[src]
     path, path_ctx, path_bug = batch.path[src], batch.path_ctx[src], batch.path_bug[src]
     x = path[:, 0].copy()
-    n_full = int((batch.lengths if subset is None else batch.lengths[subset]).min())   # 前 n_full 步每一行都在做：用切片
+    lengths = batch.lengths[src]
+    n_full = int(lengths.min())                # 前 n_full 步每一行都在做：用切片，省掉挑行的开销
     for t in range(L):
         live = slice(None) if t < n_full else np.nonzero(mask[:, t])[0]
         op, b, xl = ops[live, t], operands[live, t], x[live]
@@ -252,7 +253,8 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
         c, exact, bug = path_ctx[live, t], path[live, t + 1].copy(), path_bug[live, t]
         off = np.nonzero(xl != path[live, t])[0]
         if len(off):                           # 走偏了的行：现算情境和正确结果（bug 的结果等选了 bug 再算）
-            c[off], exact[off] = context_ids_np(op[off], xl[off], b[off]), exact_np(op[off], xl[off], b[off])
+            oo, xo, bo = op[off], xl[off], b[off]
+            c[off], exact[off] = context_ids_np(oo, xo, bo), exact_np(oo, xo, bo)
         if logit_bonus is None:                # 查表：概率和 log 概率在循环后按 (情境, 步号) 一次取出
             if t == 0 or tables[t] is not tables[t - 1]:
                 cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
@@ -294,4 +296,4 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
                 logp = np.log(step_tables)[t_index, padded, actions]
     final = x
     correct = final == batch.answer[src]
-    return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, mask.sum(axis=1), n)
+    return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, lengths, n)
