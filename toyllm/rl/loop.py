@@ -25,6 +25,7 @@ from ..arithmetic import CONTEXTS
 from ..blas import one_blas_thread
 from ..exact import CorrectPaths, correct_paths, exact_pass_at_1, step_right
 from ..history import History, stop_on_interrupt
+from ..logits import log_softmax
 from ..optim import SGD, Adam
 from ..policy import base_logit_table, log_softmax_rows, softmax_rows
 from ..problems import default_problems
@@ -43,10 +44,15 @@ CRITIC_COLUMNS = ("value_err", "value_loss")
 CRITIC_HEADERS = {"value_err": "V误差", "value_loss": "价值损失"}
 
 
+def _mean(x):
+    """= float(x.mean())，逐位相同（同一个 np.add.reduce 再除以个数），只是不走 ndarray.mean 的 Python 包装（每次迭代要好几次）。"""
+    return float(np.add.reduce(x, axis=None, dtype=np.float64) / x.size)
+
+
 def _mean_reward(rewards, mask):
     """每份解答的平均奖励（每步奖励时按步平均），再对解答平均。"""
     per_rollout = rewards if rewards.ndim == 1 else rewards.sum(axis=1) / np.maximum(mask.sum(axis=1), 1)
-    return float(per_rollout.mean())
+    return _mean(per_rollout)
 
 
 def _sampling_stats(rollouts, logits, ref_logp_table, cfg):
@@ -59,13 +65,13 @@ def _sampling_stats(rollouts, logits, ref_logp_table, cfg):
     m = rollouts.mask
     contexts = rollouts.ctx[m]
     visits = np.bincount(contexts, minlength=len(CONTEXTS)) / len(contexts)      # 每个情境占了多少步
-    logpi = log_softmax_rows(logits, cfg.temperature)
+    logpi = log_softmax(logits / cfg.temperature)     # = log_softmax_rows（logits 在采样前 policy 里已经检查过）
     pi = np.exp(logpi)
     kl = losses.kl_estimator(logpi, ref_logp_table, cfg.kl_estimator).value       # (12, 3)：每个 (情境, 做法) 一个估计
     # 每步的 KL 估计按 (情境, 做法) 拉平后的下标 3c + a 取出（一维的 take 比二维的花式索引快，取出的数和顺序都一样）
     return {"entropy": float(visits @ losses.entropy(pi, logpi, cfg.temperature).value),
             "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
-            "kl_est": float(np.take(kl, contexts * 3 + rollouts.actions[m]).mean())}
+            "kl_est": _mean(np.take(kl, contexts * 3 + rollouts.actions[m]))}
 
 
 @one_blas_thread
@@ -203,7 +209,7 @@ class _Run:
         rewards = filtering.step_rewards(everything, cfg.reward)
         self.drawn = everything, rewards                   # 没有丢掉组时，advantages 直接用这份奖励
         row = {"iteration": it, "samples": self.samples, "reward": _mean_reward(rewards, everything.mask),
-               "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
+               "pass1_sampled": _mean(everything.correct), "zero_std": draws.n_constant / (n_drawn // G),
                "groups": sum(len(d) for d in draws.kept) // G,
                "loss": 0.0, "grad_norm": 0.0, "clip_low": 0.0, "clip_high": 0.0,    # 一组都没凑到、不更新时就是这些
                **_sampling_stats(everything, self.base + self.model.params, self.ref_logp_table, cfg)}
@@ -258,8 +264,8 @@ class _Run:
     def record(self, row, callback):
         """5. 记录：更新之后的路径 pass@1，History 的一行，再调用 callback(history, model)。"""
         # = exact_pass_at_1(self.model, self.paths)，概率表用 policy 记下的那张（下一次采样还用它）
-        row["pass1_exact"] = float(step_right(self.policy(self.model.params, 1.0)[self.paths.ctx], self.paths)
-                                   .prod(axis=1).mean())
+        row["pass1_exact"] = _mean(step_right(self.policy(self.model.params, 1.0)[self.paths.ctx], self.paths)
+                                   .prod(axis=1))
         self.hist.append(row)
         self.updates_done = 0
         if callback is not None:
