@@ -196,17 +196,24 @@ def sample_subset(model, batch, rows, n, rng, temperature=1.0, *, table=None):
     只做 batch 里第 rows 道题，每道 n 遍：和 sample_rollouts(model, batch.subset(rows), n, rng, temperature) 逐位相同，
     只是不先拼出一个小 ProblemBatch（RL 引擎每次迭代挑一批题，filtering.draw_groups 用它）。
 
-    【参数】model：ToyLLM / TrainableLLM（调用者检查过，见 policy.check_table_model）；batch：ProblemBatch；
-        rows：题号的一维整数数组（非空）；n、rng、temperature：同 sample_rollouts（调用者检查过）；
-        table：None，或已经算好的概率表 softmax_rows(logit_table(model), temperature)（有思维链时用，省掉重算）
+    【参数】model、n、rng、temperature：同 sample_rollouts；batch：ProblemBatch（或 Problem 的列表）；
+        rows：题号的一维整数数组（非空，0 … len(batch) − 1）；
+        table：None，或已经算好的概率表 softmax_rows(logit_table(model), temperature)（有思维链时用，省掉重算；
+            调用者保证它就是这张表）
     【返回】Rollouts（problem 字段是 rows 里的第几道，和 subset 的结果一样）
-    【边界】batch 不是 ProblemBatch、rows 不是非空的一维数组时报中文的 TypeError / ValueError。
+    【边界】参数不对时报中文的 TypeError / ValueError（说出参数名）。
     """
-    if not isinstance(batch, ProblemBatch):
-        raise TypeError(f"batch 必须是 ProblemBatch（prepare_problems 的结果），收到 {type(batch).__name__}")
+    check_table_model(model)
+    batch = prepare_problems(batch, "batch")
     rows = np.asarray(rows)
-    if rows.ndim != 1 or len(rows) == 0 or rows.dtype.kind not in "iu":
-        raise ValueError(f"rows 必须是非空的一维整数数组，收到 {rows!r}")
+    if rows.ndim != 1 or len(rows) == 0 or rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= len(batch):
+        raise ValueError(f"rows 必须是非空的一维整数数组（题号 0 … {len(batch) - 1}），收到 {rows!r}"[:300])
+    n = as_int("n", n, low=1)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
+    temperature = as_real("temperature", temperature, low=0.0)
+    if table is not None and np.shape(table) != (len(CONTEXTS), 3):
+        raise ValueError(f"table 必须是 ({len(CONTEXTS)}, 3) 的概率表，收到形状 {np.shape(table)}")
     return _sample(model, batch, n, rng, temperature, subset=rows, table=table)
 
 

@@ -13,7 +13,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .._checks import as_choice, as_int
-from ..policy import check_table_model
 from ..sampler import Rollouts, check_rollouts, prepare_problems, sample_subset
 from . import losses
 from .config import REWARDS, RLConfig
@@ -118,7 +117,6 @@ def draw_groups(model, batch, cfg, rng, *, table=None):
     n_draw = draw_size(cfg, len(batch))
     G = cfg.group_size
     drawn, kept, kept_problems, n_constant, n_kept = [], [], [], 0, 0
-    check_table_model(model)
     for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
         rows = np.sort(rng.choice(len(batch), size=n_draw, replace=False))
         roll = sample_subset(model, batch, rows, G, rng, cfg.temperature, table=table)   # = sample_rollouts(…, batch.subset(rows), …)
