@@ -236,7 +236,7 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
     L = batch.ops.shape[1]
     P = batch.ops.shape[0] if subset is None else len(subset)
     B, rows = P * n, np.repeat(np.arange(P), n)
-    src = rows if subset is None else np.repeat(subset, n)       # 每一行是 batch 的第几道题
+    src = rows if subset is None else subset[rows]               # 每一行是 batch 的第几道题
     if logit_bonus is not None:
         logits = [logit_table(model)] * L if model.cot else [logit_table(model, t) for t in range(L)]
     elif model.cot:
@@ -294,8 +294,14 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
         padded = np.where(mask, ctx, K)
         if model.cot:                          # 一张表：一维的下标 3c + a 取 log 概率（和二维的花式索引取出的数相同）
             probs = step_tables[0][padded]
-            with np.errstate(divide="ignore"):
-                logp = np.log(step_tables[0]).ravel()[padded * 3 + actions]
+            log_table = np.empty((K + 1, 3))
+            if has_zero:                       # 概率是 0 的做法：log 0 = −inf（不会被采到）
+                with np.errstate(divide="ignore"):
+                    log_table[:K] = np.log(tables[0])
+            else:
+                log_table[:K] = np.log(tables[0])
+            log_table[K] = (0.0, -np.inf, -np.inf)                      # = log (1, 0, 0)
+            logp = log_table.ravel()[padded * 3 + actions]
         else:
             t_index = np.arange(L)[None, :]
             probs = step_tables[t_index, padded]
