@@ -248,8 +248,9 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
     step_ok = np.zeros((B, L), dtype=bool)
     if logit_bonus is not None:                # 查表时概率和 log 概率在循环后一次取出；加分时逐步记下
         logp, probs = np.zeros((B, L)), np.tile([1.0, 0.0, 0.0], (B, L, 1))
-    mask, ops, operands = batch.mask[src], batch.ops[src], batch.operands[src]
-    path, path_ctx, path_bug = batch.path[src], batch.path_ctx[src], batch.path_bug[src]
+    # 每一行取出自己那道题的表（np.take(…, axis=0) 和 batch.mask[src] 取出的相同，取整行快一倍）
+    mask, ops, operands = (np.take(a, src, axis=0) for a in (batch.mask, batch.ops, batch.operands))
+    path, path_ctx, path_bug = (np.take(a, src, axis=0) for a in (batch.path, batch.path_ctx, batch.path_bug))
     x = path[:, 0].copy()
     lengths = batch.lengths[src]
     n_full = int(lengths.min())                # 前 n_full 步每一行都在做：用切片，省掉挑行的开销
@@ -293,7 +294,7 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
         step_tables[:, K] = (1.0, 0.0, 0.0)
         padded = np.where(mask, ctx, K)
         if model.cot:                          # 一张表：一维的下标 3c + a 取 log 概率（和二维的花式索引取出的数相同）
-            probs = step_tables[0][padded]
+            probs = np.take(step_tables[0], padded, axis=0)
             log_table = np.empty((K + 1, 3))
             if has_zero:                       # 概率是 0 的做法：log 0 = −inf（不会被采到）
                 with np.errstate(divide="ignore"):
