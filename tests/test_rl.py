@@ -327,11 +327,11 @@ def test_gen_batch_scale_draws_that_many_problems_per_batch_and_keeps_at_most_ba
     """gen_batch_scale = 3：每批挑 3 × batch_problems 道题（verl 的 data.gen_batch_size）；动态采样留下最多 batch_problems 组。"""
     train_set, heldout = default_problems(0, n_train=64, n_heldout=10)
     seen = []
-    real = filtering.sample_rollouts
+    real = filtering.sample_subset            # draw_groups 每批调用一次：rows 是这一批挑的题号
     cfg = preset("dapo", iterations=3, batch_problems=8)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(filtering, "sample_rollouts", lambda model, batch, *a, **k: seen.append(len(batch)) or
-                   real(model, batch, *a, **k))
+        mp.setattr(filtering, "sample_subset", lambda model, batch, rows, *a, **k: seen.append(len(rows)) or
+                   real(model, batch, rows, *a, **k))
         hist = train(TrainableLLM(1e9), cfg, train_set, heldout)
     assert seen and set(seen) == {24}
     assert all(g <= 8 for g in hist["groups"]) and max(hist["groups"]) == 8

@@ -369,17 +369,19 @@ def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None, bug=None):
         out[rows] = _bug_np(op_ids[rows], a[rows], b[rows], exact[rows])
     slip = np.nonzero(proc_ids == 2)[0]
     if len(slip):
-        m = np.abs(exact[slip])
-        p = _powers_of_ten(int(m.max()))
-        n_digits = (m >= p[1:-1, None]).sum(axis=0) + 1
-        i = np.floor(rng.random(m.shape) * n_digits).astype(np.int64)
+        e = exact[slip]
+        m = np.abs(e)
+        n_digits = np.searchsorted(_TENS, m, side="right") + 1         # 位数 = 1 + 不超过 m 的 10, 100, … 的个数
+        i = (rng.random(m.shape) * n_digits).astype(np.int64)          # 非负数截断取整 = 向下取整：哪一位
         up = (rng.random(m.shape) < 0.5) | (m == 0)
-        m = np.where(up, m + p[i], m - p[i])
-        out[slip] = np.where(exact[slip] < 0, -m, m)
+        step = _POWERS_OF_TEN[i]
+        m = np.where(up, m + step, m - step)
+        out[slip] = np.where(e < 0, -m, m)
     return out
 
 
 _POWERS_OF_TEN = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18（int64 放得下的最大 10 的幂）
+_TENS = _POWERS_OF_TEN[1:]                                 # 10 … 10^18：数位数用
 
 
 def _powers_of_ten(largest):

@@ -13,12 +13,13 @@
 【Python 小知识】numpy 的"花式索引"table[ctx]：ctx 是整数数组时，结果的每一行是 table 的第 ctx[i] 行。
 """
 
+import operator
 from dataclasses import dataclass, fields
 
 import numpy as np
 
 from ._checks import as_int, as_real
-from .arithmetic import OP_INDEX, apply_op_np, context_ids_np, exact_np
+from .arithmetic import CONTEXTS, OP_INDEX, apply_op_np, context_ids_np, exact_np
 from .policy import check_table_model, logit_table, softmax_rows
 from .problems import check_problems
 
@@ -71,26 +72,51 @@ def prepare_problems(problems, name="problems"):
     把 list of Problem 变成 ProblemBatch（只需做一次，可以反复采样）；ProblemBatch 原样返回。
 
     【参数】problems：Problem 的列表或 ProblemBatch；name：报错时用的参数名
+    【返回】ProblemBatch。最近用过的几批题记在 _PREPARED 里：同一批 Problem（逐个是同一个对象；Problem 不可变）
+        再来时直接返回上次的 ProblemBatch（train 每次调用都要准备训练题，notebook 里同一份题常常训练很多遍）。
+        所以返回的数组是只读的（numpy 的 writeable = False），要改请先 copy。
     【边界】problems 为空、不是 Problem 的列表：中文的 ValueError / TypeError（见 problems.check_problems）。
     """
     if isinstance(problems, ProblemBatch):
         return problems
     problems = check_problems(name, problems)
-    P, L = len(problems), max(len(p.steps) for p in problems)
-    ops, operands, path_ctx, path_bug = (np.zeros((P, L), dtype=np.int64) for _ in range(4))
-    mask = np.zeros((P, L), dtype=bool)
-    for i, p in enumerate(problems):
-        for t, step in enumerate(p.steps):
-            ops[i, t], operands[i, t], mask[i, t] = OP_INDEX[step.op], step.operand, True
+    for i, (seen, batch) in enumerate(_PREPARED):
+        if len(seen) == len(problems) and all(map(operator.is_, seen, problems)):
+            _PREPARED.insert(0, _PREPARED.pop(i))
+            return batch
+    batch = _prepare(problems)
+    for f in fields(ProblemBatch):
+        if f.name != "problems":
+            getattr(batch, f.name).flags.writeable = False
+    _PREPARED.insert(0, (problems, batch))
+    del _PREPARED[_PREPARED_SIZE:]
+    return batch
+
+
+_PREPARED = []                 # [(tuple of Problem, ProblemBatch)]，最近用过的在前
+_PREPARED_SIZE = 8
+
+
+def _prepare(problems):
+    """prepare_problems 的计算部分：problems 是检查过的 tuple of Problem。"""
+    lengths = np.array([len(p.steps) for p in problems], dtype=np.int64)
+    P, L = len(problems), int(lengths.max())
+    ops, operands = np.zeros((P, L), dtype=np.int64), np.zeros((P, L), dtype=np.int64)
+    mask = np.arange(L)[None, :] < lengths[:, None]
+    # 按行优先的顺序（第 0 题的每一步、第 1 题的每一步……）正好是 mask 里 True 的顺序：一次填进去，不逐格赋值
+    ops[mask] = np.array([OP_INDEX[s.op] for p in problems for s in p.steps], dtype=np.int64)
+    operands[mask] = np.array([s.operand for p in problems for s in p.steps], dtype=np.int64)
     path = np.zeros((P, L + 1), dtype=np.int64)
     path[:, 0] = [p.start for p in problems]
-    for t in range(L):                    # 沿正确路径走一遍：每一步的情境、bug 的结果、正确的值
-        op, x, b = ops[:, t], path[:, t], operands[:, t]
-        path[:, t + 1] = exact_np(op, x, b)
-        path_ctx[:, t] = context_ids_np(op, x, b)
-        path_bug[:, t] = apply_op_np(op, x, b, np.ones_like(op), None, exact=path[:, t + 1])
+    for t in range(L):                    # 沿正确路径走一遍：正确的值（每一步只是一次加减乘）
+        path[:, t + 1] = exact_np(ops[:, t], path[:, t], operands[:, t])
+    # 每一步的情境、bug 的结果只取决于这一步的 (运算, 输入, 运算数)：所有题的所有步一次算完
+    x = path[:, :-1].ravel()
+    op, b = ops.ravel(), operands.ravel()
+    path_ctx = context_ids_np(op, x, b).reshape(P, L)
+    path_bug = apply_op_np(op, x, b, np.ones_like(op), None, exact=path[:, 1:].ravel()).reshape(P, L)
     return ProblemBatch(path[:, 0].copy(), ops, operands, mask, np.array([p.answer for p in problems], dtype=np.int64),
-                        mask.sum(axis=1), problems, path, path_ctx, path_bug)
+                        lengths, problems, path, path_ctx, path_bug)
 
 
 @dataclass(frozen=True)
@@ -165,7 +191,33 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0, *, logit_bonus=Non
     return _sample(model, batch, n, rng, temperature, logit_bonus)
 
 
-def _sample(model, batch, n, rng, temperature, logit_bonus=None):
+def sample_subset(model, batch, rows, n, rng, temperature=1.0, *, table=None):
+    """
+    只做 batch 里第 rows 道题，每道 n 遍：和 sample_rollouts(model, batch.subset(rows), n, rng, temperature) 逐位相同，
+    只是不先拼出一个小 ProblemBatch（RL 引擎每次迭代挑一批题，filtering.draw_groups 用它）。
+
+    【参数】model、n、rng、temperature：同 sample_rollouts；batch：ProblemBatch（或 Problem 的列表）；
+        rows：题号的一维整数数组（非空，0 … len(batch) − 1）；
+        table：None，或已经算好的概率表 softmax_rows(logit_table(model), temperature)（有思维链时用，省掉重算；
+            调用者保证它就是这张表）
+    【返回】Rollouts（problem 字段是 rows 里的第几道，和 subset 的结果一样）
+    【边界】参数不对时报中文的 TypeError / ValueError（说出参数名）。
+    """
+    check_table_model(model)
+    batch = prepare_problems(batch, "batch")
+    rows = np.asarray(rows)
+    if rows.ndim != 1 or len(rows) == 0 or rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= len(batch):
+        raise ValueError(f"rows 必须是非空的一维整数数组（题号 0 … {len(batch) - 1}），收到 {rows!r}"[:300])
+    n = as_int("n", n, low=1)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
+    temperature = as_real("temperature", temperature, low=0.0)
+    if table is not None and np.shape(table) != (len(CONTEXTS), 3):
+        raise ValueError(f"table 必须是 ({len(CONTEXTS)}, 3) 的概率表，收到形状 {np.shape(table)}")
+    return _sample(model, batch, n, rng, temperature, subset=rows, table=table)
+
+
+def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None, table=None):
     """
     采样循环本身（参数已经检查过，sample_rollouts 调用它）。
 
@@ -173,17 +225,22 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
         logit_bonus：None，或函数 logit_bonus(t, live, op, x, b, exact) → (m, 3) float 数组：
             第 t 步、正在做这一步的 m 行（live：行下标数组或切片，行按 Rollouts 的顺序，B = 题数 × n）
             每个做法的 logit 加多少；op、x、b、exact 是这 m 行的运算下标、输入值、运算数、正确结果。
+        subset：None，或题号的整数数组：只做 batch 的这几道题，结果和 _sample(..., batch.subset(subset), ...) 逐位相同
+            （RL 每次迭代挑一批题，不必先拼出一个小 ProblemBatch 再取一遍行）
+        table：None，或调用者已经算好的概率表 softmax_rows(logit_table(model), temperature)（有思维链、不加分时才用）
     【返回】Rollouts；给了 logit_bonus 时 probs / logp 是**加分以后**的采样概率
     【边界】logit_bonus 不许用 rng（每一步只抽"选做法"和"careless"两次随机数，顺序不变，结果才可复现）。
         不给 logit_bonus 时按情境查概率表（快）；给了就每一行单独做 softmax（慢一些，只有加分的时候才需要）。
     【Python 小知识】logit_bonus 通常是一个闭包：在调用者里定义的小函数，记得调用者的变量（例如每道题的正确中间值）。
     """
-    P, L = batch.ops.shape
+    L = batch.ops.shape[1]
+    P = batch.ops.shape[0] if subset is None else len(subset)
     B, rows = P * n, np.repeat(np.arange(P), n)
+    src = rows if subset is None else subset[rows]               # 每一行是 batch 的第几道题
     if logit_bonus is not None:
         logits = [logit_table(model)] * L if model.cot else [logit_table(model, t) for t in range(L)]
     elif model.cot:
-        tables = [softmax_rows(logit_table(model), temperature)] * L
+        tables = [softmax_rows(logit_table(model), temperature) if table is None else table] * L
     else:
         tables = [softmax_rows(logit_table(model, t), temperature) for t in range(L)]
 
@@ -191,10 +248,12 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
     step_ok = np.zeros((B, L), dtype=bool)
     if logit_bonus is not None:                # 查表时概率和 log 概率在循环后一次取出；加分时逐步记下
         logp, probs = np.zeros((B, L)), np.tile([1.0, 0.0, 0.0], (B, L, 1))
-    mask, ops, operands = batch.mask[rows], batch.ops[rows], batch.operands[rows]
-    path, path_ctx, path_bug = batch.path[rows], batch.path_ctx[rows], batch.path_bug[rows]
+    # 每一行取出自己那道题的表（np.take(…, axis=0) 和 batch.mask[src] 取出的相同，取整行快一倍）
+    mask, ops, operands = (np.take(a, src, axis=0) for a in (batch.mask, batch.ops, batch.operands))
+    path, path_ctx, path_bug = (np.take(a, src, axis=0) for a in (batch.path, batch.path_ctx, batch.path_bug))
     x = path[:, 0].copy()
-    n_full = int(batch.lengths.min())          # 前 n_full 步每一行都在做：用切片，省掉挑行的开销
+    lengths = batch.lengths[src]
+    n_full = int(lengths.min())                # 前 n_full 步每一行都在做：用切片，省掉挑行的开销
     for t in range(L):
         live = slice(None) if t < n_full else np.nonzero(mask[:, t])[0]
         op, b, xl = ops[live, t], operands[live, t], x[live]
@@ -202,12 +261,19 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
         c, exact, bug = path_ctx[live, t], path[live, t + 1].copy(), path_bug[live, t]
         off = np.nonzero(xl != path[live, t])[0]
         if len(off):                           # 走偏了的行：现算情境和正确结果（bug 的结果等选了 bug 再算）
-            c[off], exact[off] = context_ids_np(op[off], xl[off], b[off]), exact_np(op[off], xl[off], b[off])
+            oo, xo, bo = op[off], xl[off], b[off]
+            c[off], exact[off] = context_ids_np(oo, xo, bo), exact_np(oo, xo, bo)
         if logit_bonus is None:                # 查表：概率和 log 概率在循环后按 (情境, 步号) 一次取出
             if t == 0 or tables[t] is not tables[t - 1]:
                 cum, has_zero = np.cumsum(tables[t], axis=1)[:, :-1], bool((tables[t] == 0).any())
+                cum_cols = [cum[:, k].copy() for k in range(cum.shape[1])]      # 每个累积概率一列（12,）
             u = rng.random(len(c))
-            a = _choose(tables[t][c], u) if has_zero else (u[:, None] >= cum[c]).sum(axis=1)
+            if has_zero:
+                a = _choose(tables[t][c], u)
+            else:                              # = (u[:, None] >= cum[c]).sum(axis=1)：逐列比较再相加，不取 (m, 2) 的二维块
+                a = (u >= cum_cols[0][c]).astype(np.int64)
+                for col in cum_cols[1:]:
+                    a += u >= col[c]
         else:
             pr = softmax_rows(logits[t][c] + logit_bonus(t, live, op, xl, b, exact), temperature)
             u = rng.random(len(c))
@@ -221,13 +287,27 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None):
         ctx[live, t], actions[live, t], values[live, t] = c, a, v
         step_ok[live, t] = v == exact
         x[live] = np.minimum(np.maximum(v, -VALUE_LIMIT), VALUE_LIMIT)
-    if logit_bonus is None:
-        step_tables = np.stack(tables if not model.cot else tables[:1])                 # (L 或 1, 12, 3)
-        step_tables = np.concatenate([step_tables, np.tile([1.0, 0.0, 0.0], (len(step_tables), 1, 1))], axis=1)
-        t_index, padded = (np.arange(L)[None, :] if not model.cot else 0), np.where(mask, ctx, step_tables.shape[1] - 1)
-        probs = step_tables[t_index, padded]              # 不存在的步查补上的第 13 行：概率 (1, 0, 0)、log 概率 0
-        with np.errstate(divide="ignore"):
-            logp = np.log(step_tables)[t_index, padded, actions]
+    if logit_bonus is None:                    # 不存在的步查补上的第 13 行：概率 (1, 0, 0)、log 概率 0
+        K = len(CONTEXTS)
+        step_tables = np.empty((L if not model.cot else 1, K + 1, 3))
+        step_tables[:, :K] = tables if not model.cot else tables[0]
+        step_tables[:, K] = (1.0, 0.0, 0.0)
+        padded = np.where(mask, ctx, K)
+        if model.cot:                          # 一张表：一维的下标 3c + a 取 log 概率（和二维的花式索引取出的数相同）
+            probs = np.take(step_tables[0], padded, axis=0)
+            log_table = np.empty((K + 1, 3))
+            if has_zero:                       # 概率是 0 的做法：log 0 = −inf（不会被采到）
+                with np.errstate(divide="ignore"):
+                    log_table[:K] = np.log(tables[0])
+            else:
+                log_table[:K] = np.log(tables[0])
+            log_table[K] = (0.0, -np.inf, -np.inf)                      # = log (1, 0, 0)
+            logp = log_table.ravel()[padded * 3 + actions]
+        else:
+            t_index = np.arange(L)[None, :]
+            probs = step_tables[t_index, padded]
+            with np.errstate(divide="ignore"):
+                logp = np.log(step_tables)[t_index, padded, actions]
     final = x
-    correct = final == batch.answer[rows]
-    return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, mask.sum(axis=1), n)
+    correct = final == batch.answer[src]
+    return Rollouts(rows, ctx, actions, values, mask, logp, probs, step_ok, final, correct, lengths, n)

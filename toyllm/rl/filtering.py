@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._checks import as_choice, as_int
-from ..sampler import Rollouts, check_rollouts, prepare_problems, sample_rollouts
+from ..sampler import Rollouts, check_rollouts, prepare_problems, sample_subset
 from . import losses
 from .config import REWARDS, RLConfig
 
@@ -99,12 +99,13 @@ def draw_size(cfg, n_problems, name="训练题"):
     return n
 
 
-def draw_groups(model, batch, cfg, rng):
+def draw_groups(model, batch, cfg, rng, *, table=None):
     """
     一次迭代的采样：随机挑 gen_batch_scale × batch_problems 道题，每题采样 G 份；开了动态采样就丢掉奖励全相同的组，
     最多留 batch_problems 组，不够再采下一批（verl 的 filter_groups；每批的大小是 verl 的 data.gen_batch_size）[S529]。
 
-    【参数】model：TrainableLLM；batch：sampler.ProblemBatch（全部训练题）；cfg：RLConfig；rng：numpy Generator
+    【参数】model：TrainableLLM；batch：sampler.ProblemBatch（全部训练题）；cfg：RLConfig；rng：numpy Generator；
+        table：None，或已经算好的概率表 softmax_rows(logit_table(model), cfg.temperature)（训练循环传进来，省掉重算）
     【返回】Draws(drawn, kept, n_constant)
     【边界】参数类型不对时报中文的 TypeError（batch 可以是 Problem 的列表）。
     """
@@ -118,7 +119,7 @@ def draw_groups(model, batch, cfg, rng):
     drawn, kept, kept_problems, n_constant, n_kept = [], [], [], 0, 0
     for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
         rows = np.sort(rng.choice(len(batch), size=n_draw, replace=False))
-        roll = sample_rollouts(model, batch.subset(rows), G, rng, cfg.temperature)
+        roll = sample_subset(model, batch, rows, G, rng, cfg.temperature, table=table)   # = sample_rollouts(…, batch.subset(rows), …)
         drawn.append(roll)
         constant = losses.constant_groups(step_rewards(roll, cfg.reward), G, roll.mask)
         n_constant += int(constant.sum())

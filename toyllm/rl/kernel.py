@@ -37,15 +37,15 @@ def _rollouts_first(fn):
 score_vectors = _rollouts_first(trainable.score_vectors)
 
 
-def _table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0):
+def _table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0, flat=None):
     """
     Σ_步 s · ∂log π(a | c)/∂z，按情境加进 (12, 3) 的表：grad[c] = (Σ s·onehot(a) − (Σ s)·π_c) / T。
 
     【参数】contexts、actions：(N,) 每个有效步的情境下标和动作；dloss_dlogp：(N,) 每步的 s；
-        probs：(12, 3) 当前策略 π；temperature：T
+        probs：(12, 3) 当前策略 π；temperature：T；flat：None，或已经算好的 contexts * 3 + actions
     【返回】(12, 3) 数组
     """
-    flat = contexts * 3 + actions
+    flat = contexts * 3 + actions if flat is None else flat
     return (np.bincount(flat, weights=dloss_dlogp, minlength=3 * _N_CTX).reshape(_N_CTX, 3)
             - np.bincount(contexts, weights=dloss_dlogp, minlength=_N_CTX)[:, None] * probs) / temperature
 
@@ -75,10 +75,10 @@ def step_batch(rollouts, advantages, max_len=None, check=True):
     except (TypeError, ValueError):
         raise TypeError(f"advantages 必须是数的数组，收到 {advantages!r}") from None
     if adv.shape == mask.shape[:1]:
-        adv = np.broadcast_to(adv[:, None], mask.shape)
+        adv = adv[:, None]                     # 每份解答一个优势：np.where 会把它铺到每一步
     elif adv.shape != mask.shape:
         raise ValueError(f"advantages 的形状必须是 ({mask.shape[0]},) 或 {mask.shape}，收到 {adv.shape}")
-    if check and not np.all(np.isfinite(adv[mask])):
+    if check and not np.all(np.isfinite(np.broadcast_to(adv, mask.shape)[mask])):
         raise ValueError("advantages 里有 NaN 或无穷")
     return StepBatch(rollouts.ctx, rollouts.actions, mask, np.where(mask, rollouts.logp, 0.0),
                      np.where(mask, adv, 0.0), max_len)
@@ -109,24 +109,26 @@ class LossResult(NamedTuple):
     kl_est: float
 
 
-def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True, rng=None):
+def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True, rng=None, probs=None):
     """
     一次更新的损失和对 Δ 的梯度：损失由 objective.rl_objective 拼出，这里只做玩具的链式法则（见模块说明）。
 
     【参数】params：Δ (12, 3)；base：base_logit_table；steps：StepBatch；cfg：RLConfig；
         ref_logp：(B, L) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
         want_kl_est：是否顺便算 KL 估计的平均（policy_loss 要，训练循环自己在采样时算）；
-        rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）
+        rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）；
+        probs：None，或调用者已经算好的 softmax_rows(base + params, cfg.temperature)（训练循环传进来，省掉重算）
     【返回】LossResult
     【边界】参数类型或形状不对时报中文的 TypeError / ValueError。
     """
     _check_update(params, base, steps, cfg)
     T, m = cfg.temperature, steps.mask
     logits = base + params
-    pi = softmax_rows(logits, T)                # 和采样器同一个函数：参数没变时 ρ 恰好是 1
+    pi = softmax_rows(logits, T) if probs is None else probs     # 和采样器同一个函数：参数没变时 ρ 恰好是 1
     ctx, act = steps.ctx[m], steps.actions[m]
+    flat = ctx * 3 + act                        # (情境, 做法) 拉平后的下标：一维的 take 比二维的花式索引快，取出的数一样
     logp = np.zeros(m.shape)
-    logp[m] = _log(pi[ctx, act])
+    logp[m] = _log(np.take(pi, flat))
     H = ent = None
     if cfg.entropy_coef != 0:
         ent = losses.entropy(pi, log_softmax_rows(logits, T), T)
@@ -135,7 +137,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     obj = objective.rl_objective(logp, steps.old_logp, steps.advantage, m, cfg, ref_logp=ref_logp, entropy=H,
                                  behaviour_logp=steps.behaviour_logp, max_len=steps.max_len, surrogate_fn=surrogate_fn,
                                  want_kl_est=want_kl_est, rng=rng)
-    grad = _table_grad(ctx, act, obj.dloss_dlogp[m], pi, T)
+    grad = _table_grad(ctx, act, obj.dloss_dlogp[m], pi, T, flat)
     if ent is not None:                         # ∂loss/∂Δ_c += Σ_{t: c_t = c} e_t · ∂H_c/∂Δ_c
         grad = grad + np.bincount(ctx, weights=obj.dloss_dentropy[m], minlength=_N_CTX)[:, None] * ent.dlogits
     return LossResult(obj.loss, grad, obj.surrogate, obj.kl_term, obj.entropy_term, obj.clip_low, obj.clip_high,

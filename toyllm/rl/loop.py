@@ -23,8 +23,9 @@ import numpy as np
 
 from ..arithmetic import CONTEXTS
 from ..blas import one_blas_thread
-from ..exact import CorrectPaths, correct_paths, exact_pass_at_1
+from ..exact import CorrectPaths, correct_paths, exact_pass_at_1, step_right
 from ..history import History, stop_on_interrupt
+from ..logits import log_softmax
 from ..optim import SGD, Adam
 from ..policy import base_logit_table, log_softmax_rows, softmax_rows
 from ..problems import default_problems
@@ -43,10 +44,15 @@ CRITIC_COLUMNS = ("value_err", "value_loss")
 CRITIC_HEADERS = {"value_err": "V误差", "value_loss": "价值损失"}
 
 
+def _mean(x):
+    """= float(x.mean())，逐位相同（同一个 np.add.reduce 再除以个数），只是不走 ndarray.mean 的 Python 包装（每次迭代要好几次）。"""
+    return float(np.add.reduce(x, axis=None, dtype=np.float64) / x.size)
+
+
 def _mean_reward(rewards, mask):
     """每份解答的平均奖励（每步奖励时按步平均），再对解答平均。"""
     per_rollout = rewards if rewards.ndim == 1 else rewards.sum(axis=1) / np.maximum(mask.sum(axis=1), 1)
-    return float(per_rollout.mean())
+    return _mean(per_rollout)
 
 
 def _sampling_stats(rollouts, logits, ref_logp_table, cfg):
@@ -56,14 +62,16 @@ def _sampling_stats(rollouts, logits, ref_logp_table, cfg):
     【思路】这几个数只取决于每一步的 (情境, 做法)，所以先在 (12, 3) 的表上算，再按经过的步取出来：
         熵和 KL 的公式各自只调用一次（losses.entropy、losses.kl_estimator），不在上千步上重复。
     """
-    contexts, actions = rollouts.ctx[rollouts.mask], rollouts.actions[rollouts.mask]
+    m = rollouts.mask
+    contexts = rollouts.ctx[m]
     visits = np.bincount(contexts, minlength=len(CONTEXTS)) / len(contexts)      # 每个情境占了多少步
-    logpi = log_softmax_rows(logits, cfg.temperature)
+    logpi = log_softmax(logits / cfg.temperature)     # = log_softmax_rows（logits 在采样前 policy 里已经检查过）
     pi = np.exp(logpi)
     kl = losses.kl_estimator(logpi, ref_logp_table, cfg.kl_estimator).value       # (12, 3)：每个 (情境, 做法) 一个估计
+    # 每步的 KL 估计按 (情境, 做法) 拉平后的下标 3c + a 取出（一维的 take 比二维的花式索引快，取出的数和顺序都一样）
     return {"entropy": float(visits @ losses.entropy(pi, logpi, cfg.temperature).value),
             "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
-            "kl_est": float(kl[contexts, actions].mean())}
+            "kl_est": _mean(np.take(kl, contexts * 3 + rollouts.actions[m]))}
 
 
 @one_blas_thread
@@ -163,6 +171,21 @@ class _Run:
         self.snapshots = [model.params.copy()] if cfg.staleness else None    # 最近 k + 1 次的参数（陈旧采样用）
         # Clip-Cov 随机挑步：自己的 Generator，不动采样的随机数流（别的预设的数不变）
         self.loss_rng = np.random.default_rng((cfg.seed, 1)) if cfg.policy_loss == "clip_cov" else None
+        self._tables = {}
+
+    def policy(self, params, temperature):
+        """
+        概率表 softmax_rows(base + params, temperature)，(12, 3)。同一组参数只算一次：
+        记录 pass@1（更新之后）、下一次采样、第一次更新用的都是同一组参数（按参数的字节认，callback 改了参数也认得出）。
+        """
+        key = (temperature, params.tobytes())
+        probs = self._tables.get(key)
+        if probs is None:
+            if len(self._tables) >= 4:
+                self._tables.clear()
+            probs = self._tables[key] = softmax_rows(self.base + params, temperature)
+            probs.flags.writeable = False            # 几处共用这一张表：谁也不能原地改它
+        return probs
 
     def sample(self, it):
         """1. 采样、2. 过滤（filtering.draw_groups）；返回 (Draws, 这一行记录里采样的部分：奖励、熵、KL……)。"""
@@ -172,7 +195,7 @@ class _Run:
         if cfg.staleness:                          # 用 k 次更新之前的参数采样
             sampler_model = TrainableLLM(self.model.size)
             sampler_model.params[:] = self.snapshots[0]
-        draws = draw_groups(sampler_model, self.batch, cfg, self.rng)
+        draws = draw_groups(sampler_model, self.batch, cfg, self.rng, table=self.policy(sampler_model.params, cfg.temperature))
         if draws.short:
             self.short += 1
             if cfg.on_short == "raise":
@@ -186,7 +209,7 @@ class _Run:
         rewards = filtering.step_rewards(everything, cfg.reward)
         self.drawn = everything, rewards                   # 没有丢掉组时，advantages 直接用这份奖励
         row = {"iteration": it, "samples": self.samples, "reward": _mean_reward(rewards, everything.mask),
-               "pass1_sampled": float(everything.correct.mean()), "zero_std": draws.n_constant / (n_drawn // G),
+               "pass1_sampled": _mean(everything.correct), "zero_std": draws.n_constant / (n_drawn // G),
                "groups": sum(len(d) for d in draws.kept) // G,
                "loss": 0.0, "grad_norm": 0.0, "clip_low": 0.0, "clip_high": 0.0,    # 一组都没凑到、不更新时就是这些
                **_sampling_stats(everything, self.base + self.model.params, self.ref_logp_table, cfg)}
@@ -206,7 +229,7 @@ class _Run:
                 raise ValueError(f"advantage_fn 必须返回和 rewards 形状相同（{r.shape}）的有限数组，"
                                  f"收到形状 {adv.shape}")
         elif self.critic is not None:
-            probs = softmax_rows(self.base + self.model.params, cfg.temperature)
+            probs = self.policy(self.model.params, cfg.temperature)
             adv, row["value_err"] = self.critic.advantages(roll, r, probs, np.concatenate(draws.kept_problems))
         else:
             adv = losses.group_advantages(r, G, cfg.advantage, cfg.scale_rewards, cfg.std_eps,
@@ -220,11 +243,12 @@ class _Run:
         steps = kernel.step_batch(roll, adv, self.max_len, check=False)
         if cfg.staleness:                      # π_old = 这次迭代开始时的策略；权重 min(π_old / π_beh, C)
             steps = kernel.stale_steps(steps, model.params, self.base, cfg)
-        ref_logp = self.ref_logp_table[steps.ctx, steps.actions]
+        # 参考策略的对数概率只有损失里有 KL（β > 0）时才用到（记录里的 KL 在采样时已经按情境算好）
+        ref_logp = self.ref_logp_table[steps.ctx, steps.actions] if cfg.beta > 0 else None
         stats = []
         for _ in range(cfg.mu):
             res = kernel.loss_and_grad(model.params, self.base, steps, cfg, ref_logp, self.surrogate_fn,
-                                       want_kl_est=False, rng=self.loss_rng)
+                                       want_kl_est=False, rng=self.loss_rng, probs=self.policy(model.params, cfg.temperature))
             stats.append((res.loss, float(np.linalg.norm(res.grad)), res.clip_low, res.clip_high))
             self.optimizer.step(model.params, res.grad)
             self.updates_done += 1
@@ -239,7 +263,9 @@ class _Run:
 
     def record(self, row, callback):
         """5. 记录：更新之后的路径 pass@1，History 的一行，再调用 callback(history, model)。"""
-        row["pass1_exact"] = exact_pass_at_1(self.model, self.paths)
+        # = exact_pass_at_1(self.model, self.paths)，概率表用 policy 记下的那张（下一次采样还用它）
+        row["pass1_exact"] = _mean(step_right(self.policy(self.model.params, 1.0)[self.paths.ctx], self.paths)
+                                   .prod(axis=1))
         self.hist.append(row)
         self.updates_done = 0
         if callback is not None:

@@ -94,10 +94,10 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
         raise ValueError(f"替代损失（policy_loss={cfg.policy_loss!r}）返回的 Surrogate 必须带 .dloss_dlogp"
                          "（每步损失对本步 log π 的导数）")
     scale = {} if cfg.loss_scale_factor is None else {"scale_factor": cfg.loss_scale_factor}   # 学生的 3 个参数的版本照样能用
-    w = losses.aggregation_weights(m, cfg.loss_agg, max_len, **scale).astype(dt)
+    w = losses.aggregation_weights(m, cfg.loss_agg, max_len, **scale).astype(dt, copy=False)
     wl = w if tis is None else w * np.where(m, tis, 0).astype(dt)
-    surrogate = float(wl[m] @ surr.loss.astype(dt)[m])
-    s = wl * surr.dloss_dlogp.astype(dt)
+    surrogate = float(wl[m] @ surr.loss.astype(dt, copy=False)[m])
+    s = wl * surr.dloss_dlogp.astype(dt, copy=False)
     kl_term, kl_est = 0.0, math.nan
     if ref_logp is not None and (cfg.beta > 0 or want_kl_est) and m.any():
         ref = _tokens("ref_logp", ref_logp, m)
@@ -123,7 +123,7 @@ def _clip_fractions(cfg, surr, m):
     if cfg.is_level == "sequence":
         B = max(m.shape[0], 1)
         return tuple(int(np.count_nonzero((c & m).any(axis=1))) / B for c in (surr.clipped_low, surr.clipped_high))
-    n = max(int(m.sum()), 1)
+    n = max(int(np.count_nonzero(m)), 1)
     return int(np.count_nonzero(surr.clipped_low & m)) / n, int(np.count_nonzero(surr.clipped_high & m)) / n
 
 
@@ -136,7 +136,7 @@ def _rollout_weights(cfg, old, beh, m):
 
 def _surrogate(cfg, ratio, log_ratio, adv, logp, mask, surrogate_fn, rng):
     """按 config.policy_loss 调用 losses 里的替代损失；每一个都给出 .dloss_dlogp。"""
-    pl, lp = cfg.policy_loss, np.where(mask, logp, 0)
+    pl = cfg.policy_loss
     if pl == "gspo":
         return losses.gspo_surrogate(log_ratio, adv, mask, cfg.seq_eps_low, cfg.seq_eps_high)
     if cfg.is_level == "sequence":                     # TRL：s_i = exp(mean_t log ρ_t) 铺到每一步
@@ -144,6 +144,7 @@ def _surrogate(cfg, ratio, log_ratio, adv, logp, mask, surrogate_fn, rng):
         log_ratio = np.where(mask, log_ratio.sum(axis=1, keepdims=True) / n, 0).astype(log_ratio.dtype)
         ratio = np.exp(log_ratio)
     eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
+    lp = np.where(mask, logp, 0) if pl not in ("ppo", "sapo", "geo_mean") else None    # 只有用到 log π 本身的损失才要
     if pl == "cispo":
         return losses.cispo_surrogate(ratio, adv, lp, eps_low, eps_high, cfg.cispo_clip)
     if pl == "sapo":
