@@ -45,7 +45,8 @@ def floor_grpo(size, problems, iterations=50, batch_problems=32, group_size=8, l
     rng, G = np.random.default_rng(seed), group_size
     for _ in range(iterations):
         pi = softmax_rows(base + params)
-        cum = np.cumsum(pi, axis=1)[:, :-1]
+        cum = np.cumsum(pi, axis=1)
+        cum0, cum1 = cum[:, 0].copy(), cum[:, 1].copy()              # 两个累积概率各一列：逐列比较，不取二维块
         rows = np.repeat(np.sort(rng.choice(len(lengths), size=batch_problems, replace=False)), G)
         lens = lengths[rows]
         B, L = len(rows), int(lens.max())
@@ -59,7 +60,8 @@ def floor_grpo(size, problems, iterations=50, batch_problems=32, group_size=8, l
             if len(off):                                   # 走偏了的行：现算情境和正确结果
                 o, xo, bo = ops[p[off], t], xl[off], operands[p[off], t]
                 ex[off], c[off] = exact_np(o, xo, bo), context_ids_np(o, xo, bo)
-            a = (rng.random(len(c))[:, None] >= cum[c]).sum(axis=1)
+            u = rng.random(len(c))
+            a = (u >= cum0[c]).astype(np.int64) + (u >= cum1[c])
             v = ex.copy()
             bug = np.nonzero(a == 1)[0]
             if len(bug):                                   # bug：在正确路径上查表，走偏了的现算
@@ -76,7 +78,7 @@ def floor_grpo(size, problems, iterations=50, batch_problems=32, group_size=8, l
                 m = np.where(up, m + _POW10[i], m - _POW10[i])
                 v[slip] = np.where(e < 0, -m, m)
             ctx[live, t], act[live, t] = c, a
-            x[live] = np.clip(v, -VALUE_LIMIT, VALUE_LIMIT)
+            x[live] = np.minimum(np.maximum(v, -VALUE_LIMIT), VALUE_LIMIT)
         r = (x == values[rows, lengths[rows]]).astype(float).reshape(-1, G)
         adv = r - r.sum(axis=1, keepdims=True) / G
         adv = adv / (r.std(axis=1, ddof=1, keepdims=True) + std_eps)
