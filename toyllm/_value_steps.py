@@ -25,6 +25,32 @@ def _digits(m):
     return np.searchsorted(_POW10[1:], np.abs(m), side="right") + 1
 
 
+def context_ids(op, a, b):
+    """
+    和 arithmetic.context_ids_np 相同的情境编号（有测试逐个对照），这里的值多、操作数小，换一种更快的算法。
+
+    进位（借位）只看低 K 位，K = 最大的 |b| 的位数 + 2（context_ids_np 的说明：档位最多数到 3，数到"小的那个数的
+    位数 + 2"位就够，多数几位结果不变）。先把 |a| 对 10^K 取余，剩下的数放得进 int32，逐位用 int32 算（比 int64 的取余快）。
+    |b| 太大（K > 9）时交给 context_ids_np。
+    """
+    a, b = np.abs(a), np.abs(b)
+    if not len(a):
+        return np.zeros(0, dtype=np.int64)
+    K = len(str(int(b.max()))) + 2
+    if K > 9:
+        return context_ids_np(op, a, b)
+    ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
+    sign = np.where(a >= b, 1, -1).astype(np.int32)           # 借位：大 mod 10^k < 小 mod 10^k
+    carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
+    for k in range(1, K + 1):
+        p = np.int32(10 ** k)
+        am, bm = ar - ar // p * p, br - br // p * p
+        carries += am + bm >= p
+        borrows += (am - bm) * sign < 0
+    level = np.where(op == 0, np.minimum(carries, 3), np.where(op == 1, np.minimum(borrows, 3), 2 * (b >= 10) + (a >= 100)))
+    return op * 4 + level
+
+
 def step_outcomes(op, x, b, probs):
     """
     一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率)，每个来源行 2 + 2·D 项（c = 0 时 3 项）。
@@ -48,41 +74,53 @@ def step_outcomes(op, x, b, probs):
     return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
 
 
-def preimages(op, b, y, bound_in, bound_out):
+def preimages(op, b, y, bound_in):
     """
-    一步倒着走：所有 |x| ≤ bound_in、这一步能从 x 写出 y 的 (来源行, x, 系数)，从 x 写出 y 的概率 = π(· | c(x)) · 系数。
+    一步倒着走：所有 |x| ≤ bound_in、这一步能从 x 写出 y 的 (来源行, x, 做法, 系数)，
+    从 x 用这种做法写出 y 的概率 = π(做法 | c(x)) · 系数（同一个 x 可能出现几次，每种做法一次）。
 
-    correct 和 careless 先找"正确结果" c：c = y（correct），或 c = y ∓ 10^i 且 c 有第 i 位（careless；c = 0 时只有
+    correct 和 careless 先找"正确结果" c：c = y（correct），或 c = y ± 10^i 且 c 有第 i 位（careless；c = 0 时只有
     y = 1），再解 c = x + b、x − b 或 x · b；bug（只对 x ≥ 0，负数时 bug 就是 correct）逐位解回去：加法不进位
-    每一位只有一个解，减法大减小每一位有 b_d ± y_d 两个，乘法 x = y / (b 的各位数字之和)。bound_out 是 |c| 的上界。
+    每一位只有一个解，减法大减小每一位有 b_d ± y_d 两个，乘法 x = y / (b 的各位数字之和)。
+    careless 的候选逐位生成：每一位 i 只看还有候选的那些行（行按候选个数从多到少排好，所以是一段前缀，不用挑）。
     """
     n = len(y)
-    # careless 的 c 离 y 是 ±10^i：|c| = |y| + 10^i 的 i 只受 |c| 的上界限制，|c| = |y| − 10^i 要 |c| ≥ 10^i，所以 i < y 的位数
-    # （y = 0 时两边都是 |c| = 10^i，正负各一）
-    grow = _digits(np.minimum(bound_out, 4e18).astype(np.int64))
-    shrink = np.where(y == 0, grow, _digits(y))
-    counts = 1 + grow + shrink
-    rows = np.repeat(np.arange(n), counts)
-    j = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    wr = grow[rows]
-    i = np.where(j <= wr, j - 1, j - 1 - wr)
-    place = _POW10[np.maximum(i, 0)]
-    sg = np.where(y[rows] < 0, -1, 1)
-    off = np.where(j == 0, 0, np.where(j <= wr, -sg * place, sg * place))
-    yr, opr, br = y[rows], op[rows], b[rows]
-    c = yr - off
-    slip = (j != 0) & np.where(c == 0, (yr == 1) & (off == 1), np.abs(c) >= place)
-    x = c + np.where(opr == 0, -br, br)                    # 加法 x = c − b，减法 x = c + b
-    mul = np.nonzero(opr == 2)[0]                          # 乘法 x = c / b（要整除；乘 0 的步不倒着走）
-    bm = np.maximum(br[mul], 1)
-    x[mul] = c[mul] // bm
-    ok = ((j == 0) | slip) & (np.abs(x) <= bound_in[rows])
-    ok[mul] &= c[mul] % bm == 0
-    rows, x, c, j, slip = rows[ok], x[ok], c[ok], j[ok], slip[ok]
-    coef = np.zeros((len(x), 3))
-    coef[:, 0] = j == 0
-    coef[:, 1] = (j == 0) & (x < 0)
-    coef[:, 2] = np.where(slip, np.where(c == 0, 1.0, 0.5) / _digits(c), 0.0)
+    ay, sg = np.abs(y), np.where(y < 0, -1, 1)
+    mul = op == 2
+    bb = np.abs(b).astype(np.float64)
+    # |x| ≤ bound_in 要求 |c| ≤ cmax（加减 bound_in + |b|，乘 bound_in · |b|）
+    room = np.floor(np.where(mul, bound_in * bb, bound_in + bb) - ay)
+    # |c| = |y| + 10^i（careless 往下写错）：10^i ≤ room；|c| = |y| − 10^i（往上写错）：c 要有第 i 位，即 2 · 10^i ≤ |y|，
+    # c = 0 只在 y = 1（0 往上写错只有 +1）；y = 0 时两边都是 |c| = 10^i，正负各一
+    grow = np.where(room >= 1, _digits(np.minimum(room, 4e18).astype(np.int64)), 0)
+    shrink = np.where(y == 0, grow, np.where(y == 1, 1, np.where(ay >= 2, _digits(ay // 2), 0)))
+    shift = np.where(op == 0, -b, b)                                       # 加法 x = c − b，减法 x = c + b
+    parts = []                                                             # (来源行, x, 做法, 系数)
+
+    def solve(rows, c):
+        """c 的来源 x 和 |x| ≤ bound_in 的那些位置：乘法要整除（乘 0 的步不倒着走）。"""
+        m = mul[rows]
+        if not m.any():
+            x = c + shift[rows]
+            return x, np.abs(x) <= bound_in[rows]
+        bm = np.where(m, np.maximum(np.abs(b[rows]), 1), 1) * np.where(b[rows] < 0, -1, 1)
+        x = np.where(m, c // bm, c + shift[rows])
+        return x, (np.abs(x) <= bound_in[rows]) & ~(m & (c % bm != 0))
+
+    x, ok = solve(np.arange(n), y)                                         # correct
+    rows = np.nonzero(ok)[0]
+    parts.append((rows, x[rows], 0, None))
+    neg = rows[x[rows] < 0]                                                # 负数上 bug 就是 correct
+    parts.append((neg, x[neg], 1, None))
+    for count, side in ((grow, 1), (shrink, -1)):                          # careless
+        order = np.argsort(-count, kind="stable")
+        sorted_count = count[order]
+        for i in range(int(sorted_count[0]) if n else 0):
+            rows = order[:np.searchsorted(-sorted_count, -i, side="left")]
+            c = y[rows] + side * sg[rows] * _POW10[i]
+            x, ok = solve(rows, c)
+            rows, x, c = rows[ok], x[ok], c[ok]
+            parts.append((rows, x, 2, np.where(c == 0, 1.0, 0.5) / _digits(c)))
     # bug：只对 y ≥ 0
     pos = y >= 0
     yd = (y[:, None] // _POW10[:4]) % 10
@@ -106,11 +144,12 @@ def preimages(op, b, y, bound_in, bound_out):
     xs = xs[sub_ok]
     brow = np.concatenate([ra, rm, rs16])
     bx = np.concatenate([xa, xm, xs])
-    okb = (bx >= 0) & (bx <= bound_in[brow])
-    brow, bx = brow[okb], bx[okb]
-    bcoef = np.zeros((len(bx), 3))
-    bcoef[:, 1] = 1.0
-    return np.concatenate([rows, brow]), np.concatenate([x, bx]), np.concatenate([coef, bcoef])
+    okb = np.nonzero((bx >= 0) & (bx <= bound_in[brow]))[0]
+    parts.append((brow[okb], bx[okb], 1, None))
+    sizes = [len(r) for r, _, _, _ in parts]
+    proc = np.repeat(np.array([k for _, _, k, _ in parts], dtype=np.int64), sizes)
+    coef = np.concatenate([np.ones(len(r)) if w is None else w for r, _, _, w in parts])
+    return (np.concatenate([r for r, _, _, _ in parts]), np.concatenate([x for _, x, _, _ in parts]), proc, coef)
 
 
 def state_key(pid, x):
@@ -149,20 +188,69 @@ def value_bounds(batch):
     return np.where(bad, np.arange(1, L + 1), 0).max(axis=1), bound
 
 
-def advance(state, move, step, forward, batch, tables, bound):
-    """把 move[题号] 为真的题的状态往前（或倒着）走一步，第 step[题号] 步；其余的题原样保留（放在前面）。"""
-    pid, x, w = state
-    go = move[pid]
-    if not go.any():
-        return state
-    stay = (pid[~go], x[~go], w[~go])
-    pid, x, w = pid[go], x[go], w[go]
+def _step_probs(state, rows, step, forward, batch, tables, bound):
+    """rows 这些状态走一步的全部结果：(来源行, 新值, 概率)；来源行是 rows 里的位置。"""
+    pid, x, _ = state
+    pid, x = pid[rows], x[rows]
     t = step[pid]
     op, b = batch.ops[pid, t], batch.operands[pid, t]
     if forward:
-        src, x, pw = step_outcomes(op, x, b, tables[t, context_ids_np(op, x, b)])
-    else:
-        src, x, coef = preimages(op, b, x, bound[pid, t], bound[pid, t + 1])
-        pw = (tables[t[src], context_ids_np(op[src], x, b[src])] * coef).sum(axis=1)
-    new = merge_states(pid[src], x, w[src] * pw)
-    return tuple(np.concatenate(pair) for pair in zip(stay, new))
+        return step_outcomes(op, x, b, tables[t, context_ids(op, x, b)])
+    src, x, proc, coef = preimages(op, b, x, bound[pid, t])
+    t, op, b = t[src], op[src], b[src]
+    return src, x, tables.reshape(-1)[(t * tables.shape[1] + context_ids(op, x, b)) * 3 + proc] * coef
+
+
+def advance(state, move, step, forward, batch, tables, bound):
+    """
+    把 move[题号] 为真的题的状态往前（或倒着）走一步，第 step[题号] 步；其余的题原样保留。
+    状态按 (题号, 值) 排好（merge_states 的顺序），走完以后仍然排好。
+    """
+    pid, x, w = state
+    go = move[pid]
+    rows = np.nonzero(go)[0]
+    if not len(rows):
+        return state
+    src, y, pw = _step_probs(state, rows, step, forward, batch, tables, bound)
+    new = merge_states(pid[rows][src], y, w[rows][src] * pw)
+    stay = np.nonzero(~go)[0]
+    if not len(stay):
+        return new
+    # 两段都按题号排好、题号不重叠：按每道题的状态数算出每一段在结果里的位置，不用重新排序
+    P = len(move)
+    n_new = np.bincount(new[0], minlength=P)
+    start = np.cumsum(np.bincount(pid[stay], minlength=P) + n_new) - np.bincount(pid[stay], minlength=P) - n_new
+    at = start[new[0]] + np.arange(len(new[0])) - (np.cumsum(n_new) - n_new)[new[0]]
+    into = np.ones(len(stay) + len(at), dtype=bool)
+    into[at] = False
+    out = []
+    for old, fresh in zip(state, new):
+        arr = np.empty(len(into), dtype=old.dtype)
+        arr[at], arr[into] = fresh, old[stay]
+        out.append(arr)
+    return tuple(out)
+
+
+def meet(fwd, bwd, move, forward, step, batch, tables, bound):
+    """
+    move[题号] 为真的题只差一步（第 step[题号] 步）就两头相遇：不再合并，这一步的每个结果直接到另一头查表。
+    forward 为真：往前走一步，结果 y 查 V(y)；否则倒着走一步，来源 x 查 P(走到 x)。
+    【返回】(P,) 这些题答对的概率（其余的题是 0）；另一头的状态要按 (题号, 值) 排好。
+    """
+    mine, other = (fwd, bwd) if forward else (bwd, fwd)
+    pid, _, w = mine
+    rows = np.nonzero(move[pid])[0]
+    P = len(move)
+    if not len(rows) or not len(other[0]):
+        return np.zeros(P)
+    src, y, pw = _step_probs(mine, rows, step, forward, batch, tables, bound)
+    q = pid[rows][src]
+    there = np.nonzero(move[other[0]])[0]                  # 另一头只留这些题的状态（仍然排好）
+    if not len(there):
+        return np.zeros(P)
+    key, table = state_key(q, y), state_key(other[0][there], other[1][there])
+    i = np.minimum(np.searchsorted(table, key), len(table) - 1)
+    hit = np.nonzero(table[i] == key)[0]
+    return np.bincount(q[hit], weights=w[rows][src[hit]] * pw[hit] * other[2][there[i[hit]]], minlength=P)
+
+

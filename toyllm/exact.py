@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_int, as_real
-from ._value_steps import advance, state_key, value_bounds
+from ._value_steps import advance, meet, value_bounds
 from .arithmetic import CONTEXTS
 from .entropy import entropy_and_grad
 from .policy import check_table_model, prob_table
@@ -152,22 +152,22 @@ def answer_probs(model, problems, temperature=1.0):
     f, b = np.zeros(P, dtype=np.int64), batch.lengths.astype(np.int64)
     fwd = (np.arange(P), batch.start.copy(), np.ones(P))
     bwd = (np.arange(P), batch.answer.copy(), np.ones(P))
+    out = np.zeros(P)
     while True:
         open_ = f < b
         if not open_.any():
-            break
+            return out
         # 每道题只往一个方向走一步：哪头的值少（按 _FACTOR 折算）就走哪头；倒着不能越过 lowest
         forward = open_ & ((b <= lowest) | (_FACTOR * np.bincount(fwd[0], minlength=P) <= np.bincount(bwd[0], minlength=P)))
         backward = open_ & ~forward
-        fwd = advance(fwd, forward, f, True, batch, tables, bound)
-        bwd = advance(bwd, backward, b - 1, False, batch, tables, bound)
+        last = open_ & (f + 1 == b)                   # 再走一步就相遇：直接到另一头查表，算完就去掉
+        out += meet(fwd, bwd, forward & last, True, f, batch, tables, bound)
+        out += meet(fwd, bwd, backward & last, False, f, batch, tables, bound)
+        keep_f, keep_b = ~last[fwd[0]], ~last[bwd[0]]
+        fwd, bwd = (a[keep_f] for a in fwd), (a[keep_b] for a in bwd)
+        fwd = advance(tuple(fwd), forward & ~last, f, True, batch, tables, bound)
+        bwd = advance(tuple(bwd), backward & ~last, b - 1, False, batch, tables, bound)
         f, b = f + forward, b - backward
-    (fp, fx, fw), (bp, bx, bv) = fwd, bwd
-    key_f, key_b = state_key(fp, fx), state_key(bp, bx)
-    order = np.argsort(key_b)
-    i = order[np.minimum(np.searchsorted(key_b[order], key_f), len(order) - 1)] if len(order) else np.zeros(0, int)
-    hit = (key_b[i] == key_f) if len(order) else np.zeros(len(fp), bool)
-    return np.bincount(fp[hit], weights=fw[hit] * bv[i[hit]], minlength=P)
 
 
 # =============================================================================
