@@ -40,15 +40,33 @@ def context_ids(op, a, b):
     if K > 9:
         return context_ids_np(op, a, b)
     ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
-    sign = np.where(a >= b, 1, -1).astype(np.int32)           # 借位：大 mod 10^k < 小 mod 10^k
+    sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
     carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
     for k in range(1, K + 1):
         p = np.int32(10 ** k)
         am, bm = ar - ar // p * p, br - br // p * p
         carries += am + bm >= p
         borrows += (am - bm) * sign < 0
-    level = np.where(op == 0, np.minimum(carries, 3), np.where(op == 1, np.minimum(borrows, 3), 2 * (b >= 10) + (a >= 100)))
+    mul = (br >= 10).view(np.int8) * np.int8(2) + (a >= 100).view(np.int8)
+    level = np.where(op == 0, np.minimum(carries, np.int8(3)), np.where(op == 1, np.minimum(borrows, np.int8(3)), mul))
     return op * 4 + level
+
+
+def _bug(op, x, b, exact):
+    """
+    bug 的结果，和 arithmetic.apply_op_np 选 bug 时相同（有测试对照）：操作数 b 只有几位，所以只逐位算 b 的那几位，
+    更高的位 bug 不改（加 0、减 0）。负数（或 b 太大、是负数）时交给 apply_op_np。
+    """
+    if not len(x) or b.min() < 0 or b.max() >= 10 ** 4:
+        return apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
+    D = len(str(int(b.max())))
+    xs = np.maximum(x, 0)
+    out = np.where(op == 2, xs * sum((b // _POW10[d]) % 10 for d in range(D)), xs - xs % _POW10[D])
+    add = op == 0
+    for d in range(D):
+        xd, bd = (xs // _POW10[d]) % 10, (b // _POW10[d]) % 10
+        out += np.where(op == 2, 0, np.where(add, (xd + bd) % 10, np.abs(xd - bd)) * _POW10[d])
+    return np.where(x >= 0, out, exact)
 
 
 def step_outcomes(op, x, b, probs):
@@ -60,7 +78,7 @@ def step_outcomes(op, x, b, probs):
     结果按采样器的 VALUE_LIMIT 截断。
     """
     exact = exact_np(op, x, b)
-    bug = apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
+    bug = _bug(op, x, b, exact)
     m = np.abs(exact)
     digits = _digits(m)
     rows = np.arange(len(x))
@@ -72,6 +90,17 @@ def step_outcomes(op, x, b, probs):
     val = np.concatenate([exact, bug, sign * (ms + place), (sign * (ms - place))[down]])
     w = np.concatenate([probs[:, 0], probs[:, 1], share * np.where(down, 0.5, 1.0), share[down] * 0.5])
     return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
+
+
+def _solve(c, move, lim, by_mul):
+    """正确结果 c 的来源 x（加减 x = c + move，乘 x = c / move 且要整除），只留 |x| ≤ lim 的：返回 (位置, x)。"""
+    if by_mul:
+        x = c // move
+        k = np.nonzero((x * move == c) & (np.abs(x) <= lim))[0]
+    else:
+        x = c + move
+        k = np.nonzero(np.abs(x) <= lim)[0]
+    return k, x[k]
 
 
 def preimages(op, b, y, bound_in):
@@ -94,33 +123,28 @@ def preimages(op, b, y, bound_in):
     # c = 0 只在 y = 1（0 往上写错只有 +1）；y = 0 时两边都是 |c| = 10^i，正负各一
     grow = np.where(room >= 1, _digits(np.minimum(room, 4e18).astype(np.int64)), 0)
     shrink = np.where(y == 0, grow, np.where(y == 1, 1, np.where(ay >= 2, _digits(ay // 2), 0)))
-    shift = np.where(op == 0, -b, b)                                       # 加法 x = c − b，减法 x = c + b
     parts = []                                                             # (来源行, x, 做法, 系数)
-
-    def solve(rows, c):
-        """c 的来源 x 和 |x| ≤ bound_in 的那些位置：乘法要整除（乘 0 的步不倒着走）。"""
-        m = mul[rows]
-        if not m.any():
-            x = c + shift[rows]
-            return x, np.abs(x) <= bound_in[rows]
-        bm = np.where(m, np.maximum(np.abs(b[rows]), 1), 1) * np.where(b[rows] < 0, -1, 1)
-        x = np.where(m, c // bm, c + shift[rows])
-        return x, (np.abs(x) <= bound_in[rows]) & ~(m & (c % bm != 0))
-
-    x, ok = solve(np.arange(n), y)                                         # correct
-    rows = np.nonzero(ok)[0]
-    parts.append((rows, x[rows], 0, None))
-    neg = rows[x[rows] < 0]                                                # 负数上 bug 就是 correct
-    parts.append((neg, x[neg], 1, None))
-    for count, side in ((grow, 1), (shrink, -1)):                          # careless
-        order = np.argsort(-count, kind="stable")
-        sorted_count = count[order]
-        for i in range(int(sorted_count[0]) if n else 0):
-            rows = order[:np.searchsorted(-sorted_count, -i, side="left")]
-            c = y[rows] + side * sg[rows] * _POW10[i]
-            x, ok = solve(rows, c)
-            rows, x, c = rows[ok], x[ok], c[ok]
-            parts.append((rows, x, 2, np.where(c == 0, 1.0, 0.5) / _digits(c)))
+    for group in (np.nonzero(~mul)[0], np.nonzero(mul)[0]):               # 加减一组、乘一组
+        if not len(group):
+            continue
+        by_mul = bool(mul[group[0]])
+        # 加法 x = c − b，减法 x = c + b；乘法 x = c / b（要整除；乘 0 的步不倒着走）
+        move = np.maximum(b[group], 1) if by_mul else np.where(op[group] == 0, -b[group], b[group])
+        lim, yg = bound_in[group], y[group]
+        k, x = _solve(yg, move, lim, by_mul)                               # correct
+        parts.append((group[k], x, 0, None))
+        neg = x < 0                                                        # 负数上 bug 就是 correct
+        parts.append((group[k[neg]], x[neg], 1, None))
+        for count, side in ((grow[group], 1), (shrink[group], -1)):        # careless
+            order = np.argsort(-count, kind="stable")
+            top = -count[order]
+            rows, yo, so, mo, lo = group[order], yg[order], side * sg[group][order], move[order], lim[order]
+            for i in range(int(-top[0])):
+                m = np.searchsorted(top, -i)                               # 前 m 行还有第 i 位的候选
+                c = yo[:m] + so[:m] * _POW10[i]
+                k, x = _solve(c, mo[:m], lo[:m], by_mul)
+                c = c[k]
+                parts.append((rows[k], x, 2, np.where(c == 0, 1.0, 0.5) / _digits(c)))
     # bug：只对 y ≥ 0
     pos = y >= 0
     yd = (y[:, None] // _POW10[:4]) % 10
@@ -159,14 +183,23 @@ def state_key(pid, x):
 
 def merge_states(pid, x, w):
     """把相同的 (题号, 值) 合并（概率相加），去掉概率为 0 的行；结果按 (题号, 值) 排好。"""
-    keep = np.nonzero(w > 0)[0]
-    near = len(keep) and np.abs(x[keep]).max() < _FAR
-    order = keep[np.argsort(state_key(pid[keep], x[keep]), kind="stable") if near else np.lexsort((x[keep], pid[keep]))]
-    pid, x, w = pid[order], x[order], w[order]
+    if len(w) and w.min() <= 0:
+        keep = np.nonzero(w > 0)[0]
+        pid, x, w = pid[keep], x[keep], w[keep]
+    if not len(w):
+        return pid, x, w
     first = np.ones(len(x), dtype=bool)
-    first[1:] = (x[1:] != x[:-1]) | (pid[1:] != pid[:-1])
+    if -_FAR < x.min() and x.max() < _FAR:                   # 常见情况：一个 int64 键排一次
+        key = pid * (4 * _FAR) + x
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        first[1:] = key[1:] != key[:-1]
+    else:
+        order = np.lexsort((x, pid))
+        first[1:] = (x[order[1:]] != x[order[:-1]]) | (pid[order[1:]] != pid[order[:-1]])
     starts = np.nonzero(first)[0]
-    return pid[starts], x[starts], (np.add.reduceat(w, starts) if len(starts) else w)
+    head = order[starts]
+    return pid[head], x[head], np.add.reduceat(w[order], starts)
 
 
 def value_bounds(batch):
