@@ -17,7 +17,6 @@ from .sampler import VALUE_LIMIT
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
 _FAR = 2 ** 40                                    # 倒着走的步里值的上界（远小于 VALUE_LIMIT，所以这些步不会截断）
-_BITS = (np.arange(16)[:, None] >> np.arange(4)) & 1   # 减法 bug 逐位解回去：低 4 位各取 + / −（0 / 1），16 种
 
 
 def _digits(m):
@@ -143,30 +142,31 @@ def preimages(op, b, y, bound_in):
                 m = np.searchsorted(top, -i)                               # 前 m 行还有第 i 位的候选
                 c = yo[:m] + so[:m] * _POW10[i]
                 k, x = _solve(c, mo[:m], lo[:m], by_mul)
-                c = c[k]
-                parts.append((rows[k], x, 2, np.where(c == 0, 1.0, 0.5) / _digits(c)))
-    # bug：只对 y ≥ 0
+                coef = 0.5 / _digits(c[k])
+                if side < 0 and i == 0:
+                    coef[c[k] == 0] = 1.0                                  # c = 0（y = 1）：0 写错只有 +1 一种
+                parts.append((rows[k], x, 2, coef))
+    # bug：只对 y ≥ 0；只有 b 的 D 位会被 bug 改，更高的位原样照抄（x 的高位 = y 的高位）
     pos = y >= 0
-    yd = (y[:, None] // _POW10[:4]) % 10
-    bd = (b[:, None] // _POW10[:4]) % 10
-    high = y - y % _POW10[4]
-    ra = np.nonzero(pos & (op == 0))[0]
-    xa = high[ra] + ((yd[ra] - bd[ra]) % 10 * _POW10[:4]).sum(axis=1)
-    rm = np.nonzero(pos & (op == 2))[0]
-    ds = np.maximum(bd[rm].sum(axis=1), 1)
+    D = len(str(int(b.max()))) if n else 1
+    high = y - y % _POW10[D]
+    ra = np.nonzero(pos & (op == 0))[0]                                    # 加法不进位：x_d = (y_d − b_d) mod 10
+    xa = high[ra]
+    for d in range(D):
+        xa = xa + ((y[ra] // _POW10[d] - b[ra] // _POW10[d]) % 10) * _POW10[d]
+    rm = np.nonzero(pos & (op == 2))[0]                                    # 乘法：x = y / (b 的各位数字之和)
+    ds = np.maximum(sum((b[rm] // _POW10[d]) % 10 for d in range(D)), 1)
     keep = y[rm] % ds == 0
     rm, xm = rm[keep], (y[rm] // ds)[keep]
-    rs = np.nonzero(pos & (op == 1))[0]
-    digit = np.stack([bd[rs] + yd[rs], bd[rs] - yd[rs]], axis=-1)          # 每一位 x_d = b_d ± y_d：(k, 4, 2)
-    valid = (digit >= 0) & (digit <= 9)
-    valid[..., 1] &= yd[rs] > 0                                            # y_d = 0 时两个解相同，只算一次
-    sub_ok, xs = np.ones((len(rs), 16), bool), np.repeat(high[rs][:, None], 16, axis=1)
-    for d in range(4):                                                      # 16 种组合：第 k 种在第 d 位取 _BITS[k, d]
-        sub_ok &= valid[:, d, _BITS[:, d]]
-        xs += digit[:, d, _BITS[:, d]] * _POW10[d]
-    rs16 = np.repeat(rs, 16)[sub_ok.ravel()]
-    xs = xs[sub_ok]
-    brow = np.concatenate([ra, rm, rs16])
+    rs = np.nonzero(pos & (op == 1))[0]                                    # 减法大减小：每一位 x_d = b_d ± y_d
+    xs = high[rs]
+    for d in range(D):
+        yd, bd = (y[rs] // _POW10[d]) % 10, (b[rs] // _POW10[d]) % 10
+        up = np.nonzero(bd + yd <= 9)[0]
+        down = np.nonzero((yd > 0) & (bd >= yd))[0]                        # y_d = 0 时两个解相同，只算一次
+        rs = np.concatenate([rs[up], rs[down]])
+        xs = np.concatenate([xs[up] + (bd + yd)[up] * _POW10[d], xs[down] + (bd - yd)[down] * _POW10[d]])
+    brow = np.concatenate([ra, rm, rs])
     bx = np.concatenate([xa, xm, xs])
     okb = np.nonzero((bx >= 0) & (bx <= bound_in[brow]))[0]
     parts.append((brow[okb], bx[okb], 1, None))
