@@ -1,13 +1,15 @@
 """
-exact.answer_probs 的零件：一步算术的全部结果（往前走）和全部来源（倒着走），按 (题号, 值) 合并。
+exact.answer_probs 的零件：一步算术的全部结果（往前走）和全部来源（倒着走），按 (题号, 值) 合并，两头相遇时查表。
 
 【思路】answer_probs 带着"中间值的概率分布"从题目的两头往中间走（见它的说明）。这里的函数只管一步：
     step_outcomes：值 x 做一步，得到的每个结果和它的概率（correct、bug、careless 的每一位和方向）；
-    preimages：倒过来，哪些 x 做一步能写出 y，概率的系数是多少；
+    preimages：倒过来，哪些 x 做一步能写出 y，用哪种做法、概率的系数是多少；
+    context_ids、_bug：和 arithmetic.context_ids_np、apply_op_np 相同的情境和 bug 结果，只是利用"操作数只有几位"算得更快；
     merge_states：相同的 (题号, 值) 合并、概率相加；value_bounds：每一步之前 |值| 的上界；
-    advance：把一部分题的状态往前（或倒着）走一步。
+    advance：把一部分题的状态往前（或倒着）走一步；meet：只差一步的题走这一步，结果直接到另一头查表。
+    状态一直按 (题号, 值) 排好，所以走完一步不用重新排整个池子，相遇时可以二分查找。
     它们不检查参数（只由 answer_probs 调用，参数已经检查过）。和采样器的规则一一对应：tests/test_exact.py 拿
-    逐条枚举所有路径的写法核对 answer_probs。
+    逐条枚举所有路径的写法核对 answer_probs，并逐个对照 context_ids、_bug 和 arithmetic 里的版本。
 """
 
 import numpy as np
