@@ -31,7 +31,7 @@ def context_ids(op, a, b):
     和 arithmetic.context_ids_np 相同的情境编号（有测试逐个对照），这里的值多、操作数小，换一种更快的算法。
 
     进位（借位）只看低 K 位，K = 最大的 |b| 的位数 + 2（context_ids_np 的说明：档位最多数到 3，数到"小的那个数的
-    位数 + 2"位就够，多数几位结果不变）。先把 |a| 对 10^K 取余，剩下的数放得进 int32，逐位用 int32 算（比 int64 的取余快）。
+    位数 + 2"位就够，多数几位结果不变）。|a| 放不进 int32 时先对 10^K 取余（低 K 位不变），逐位用 int32 算（比 int64 的取余快）。
     |b| 太大（K > 9）时交给 context_ids_np。
     """
     a, b = np.abs(a), np.abs(b)
@@ -40,7 +40,7 @@ def context_ids(op, a, b):
     K = len(str(int(b.max()))) + 2
     if K > 9:
         return context_ids_np(op, a, b)
-    ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
+    ar, br = (a if a.max() < 2 ** 31 else a % 10 ** K).astype(np.int32), b.astype(np.int32)
     sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
     carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
     for k in range(1, K + 1):
