@@ -90,7 +90,7 @@ def step_outcomes(op, x, b, probs):
     src = np.concatenate([rows, rows, slip, slip[down]])
     val = np.concatenate([exact, bug, sign * (ms + place), (sign * (ms - place))[down]])
     w = np.concatenate([probs[:, 0], probs[:, 1], share * np.where(down, 0.5, 1.0), share[down] * 0.5])
-    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
+    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT, out=val), w
 
 
 def _solve(c, move, lim, by_mul):
@@ -180,7 +180,9 @@ def preimages(op, b, y, bound_in):
 
 def state_key(pid, x):
     """(题号, 值) 合成一个 int64 键（题号 < 2^21；|值| ≥ _FAR 的都算成 ±_FAR），按键排序 = 先按题号、再按值排序。"""
-    return pid * (4 * _FAR) + np.clip(x, -_FAR, _FAR) + 2 * _FAR
+    key = np.clip(x, -_FAR, _FAR)
+    key += pid * (4 * _FAR) + 2 * _FAR
+    return key
 
 
 def merge_states(pid, x, w):
@@ -192,7 +194,8 @@ def merge_states(pid, x, w):
         return pid, x, w
     first = np.ones(len(x), dtype=bool)
     if -_FAR < x.min() and x.max() < _FAR:                   # 常见情况：一个 int64 键排一次
-        key = pid * (4 * _FAR) + x
+        key = pid * (4 * _FAR)
+        key += x
         order = np.argsort(key, kind="stable")
         key = key[order]
         first[1:] = key[1:] != key[:-1]
@@ -284,7 +287,8 @@ def meet(fwd, bwd, move, forward, step, batch, tables, bound):
     if not len(there):
         return np.zeros(P)
     key, table = state_key(q, y), state_key(other[0][there], other[1][there])
-    i = np.minimum(np.searchsorted(table, key), len(table) - 1)
+    i = np.searchsorted(table, key)
+    np.minimum(i, len(table) - 1, out=i)
     hit = np.nonzero(table[i] == key)[0]
     return np.bincount(q[hit], weights=w[rows][src[hit]] * pw[hit] * other[2][there[i[hit]]], minlength=P)
 
