@@ -83,13 +83,25 @@ def step_outcomes(op, x, b, probs):
     m = np.abs(exact)
     digits = _digits(m)
     rows = np.arange(len(x))
-    slip = np.repeat(rows, digits)                                        # careless：每一位一行
-    place = _POW10[np.arange(len(slip)) - np.repeat(np.cumsum(digits) - digits, digits)]
-    share = (probs[:, 2] / digits)[slip]                                  # 挑中某一位的概率
-    ms, sign, down = m[slip], np.where(exact < 0, -1, 1)[slip], m[slip] != 0
-    src = np.concatenate([rows, rows, slip, slip[down]])
-    val = np.concatenate([exact, bug, sign * (ms + place), (sign * (ms - place))[down]])
-    w = np.concatenate([probs[:, 0], probs[:, 1], share * np.where(down, 0.5, 1.0), share[down] * 0.5])
+    src, val, w = [rows, rows], [exact, bug], [probs[:, 0], probs[:, 1]]
+    # careless：逐位生成。行按位数从多到少排好，第 i 位只看前面还有第 i 位的那些行（一段前缀，不用挑）
+    order = np.argsort(-digits, kind="stable")
+    top = -digits[order]
+    mo, so = m[order], np.where(exact < 0, -1, 1)[order]
+    half = (probs[:, 2] / digits)[order] * 0.5                           # 挑中第 i 位、再挑一个方向的概率
+    for i in range(int(-top[0]) if len(x) else 0):
+        k = np.searchsorted(top, -i)                                     # 前 k 行还有第 i 位
+        r, mk, sk, hk = order[:k], mo[:k], so[:k], half[:k]
+        if i == 0 and mk.min() == 0:                                     # c = 0 只能 +1（概率不减半），没有 −1
+            zero = mk == 0
+            src += [r, r[~zero]]
+            val += [sk * (mk + 1), (sk * (mk - 1))[~zero]]
+            w += [np.where(zero, 2 * hk, hk), hk[~zero]]
+            continue
+        src += [r, r]
+        val += [sk * (mk + _POW10[i]), sk * (mk - _POW10[i])]
+        w += [hk, hk]
+    src, val, w = np.concatenate(src), np.concatenate(val), np.concatenate(w)
     return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT, out=val), w
 
 
