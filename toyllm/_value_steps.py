@@ -31,7 +31,7 @@ def context_ids(op, a, b):
     和 arithmetic.context_ids_np 相同的情境编号（有测试逐个对照），这里的值多、操作数小，换一种更快的算法。
 
     进位（借位）只看低 K 位，K = 最大的 |b| 的位数 + 2（context_ids_np 的说明：档位最多数到 3，数到"小的那个数的
-    位数 + 2"位就够，多数几位结果不变）。|a| 放不进 int32 时先对 10^K 取余（低 K 位不变），逐位用 int32 算（比 int64 的取余快）。
+    位数 + 2"位就够，多数几位结果不变）。都放得进 int32 时按下面注释里的"⌊X/10^k⌋ 之差"数进位；否则先把 |a| 对 10^K 取余（低 K 位不变），逐位用 int32 算。
     |b| 太大（K > 9）时交给 context_ids_np。
     """
     a, b = np.abs(a), np.abs(b)
@@ -40,7 +40,25 @@ def context_ids(op, a, b):
     K = len(str(int(b.max()))) + 2
     if K > 9:
         return context_ids_np(op, a, b)
-    ar, br = (a if a.max() < 2 ** 31 else a % 10 ** K).astype(np.int32), b.astype(np.int32)
+    if int(a.max()) + int(b.max()) < 2 ** 31:
+        # 常见情况：都放得进 int32。第 k 位（k = 1…K）进位 ⇔ ⌊(u+v)/10^k⌋ − ⌊u/10^k⌋ − ⌊v/10^k⌋ = 1（否则是 0），
+        # 所以进位数 = Σ_k ⌊X/10^k⌋ − ⌊U/10^k⌋ − ⌊V/10^k⌋，X = U + V：加法 U = a、V = b；
+        # 减法的借位就是"小 + 差 = 大"的进位：U = 小、V = 差、X = 大（乘法不用，按加法算了扔掉）
+        ar, br = a.astype(np.int32), b.astype(np.int32)
+        sub = op == 1
+        u = np.where(sub, np.minimum(ar, br), ar)
+        v = np.where(sub, np.abs(ar - br), br)
+        xs = u + v
+        count = np.zeros(len(a), dtype=np.int32)
+        for k in range(1, K + 1):
+            p = np.int32(10 ** k)
+            count += xs // p
+            count -= u // p
+            count -= v // p
+        np.minimum(count, 3, out=count)
+        level = np.where(op == 2, (br >= 10).astype(np.int32) * 2 + (a >= 100), count)
+        return op * 4 + level
+    ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
     sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
     carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
     for k in range(1, K + 1):
