@@ -257,16 +257,24 @@ def value_bounds(batch):
 
 
 def _step_probs(state, rows, step, forward, batch, tables, bound):
-    """rows 这些状态走一步的全部结果：(来源行, 新值, 概率)；来源行是 rows 里的位置。"""
+    """
+    rows 这些状态走一步的全部结果：(来源行, 新值, 概率)；来源行是 rows 里的位置。
+    tables：(L, 12, 3) 每一步的概率表；只有一张 (1, 12, 3) 时所有步共用它（有思维链的模型）。
+    """
     pid, x, _ = state
     pid, x = pid[rows], x[rows]
     t = step[pid]
     op, b = batch.ops[pid, t], batch.operands[pid, t]
+    shared = len(tables) == 1
     if forward:
-        return step_outcomes(op, x, b, tables[t, context_ids(op, x, b)])
+        ctx = context_ids(op, x, b)
+        return step_outcomes(op, x, b, tables[0][ctx] if shared else tables[t, ctx])
     src, x, proc, coef = preimages(op, b, x, bound[pid, t])
-    t, op, b = t[src], op[src], b[src]
-    return src, x, tables.reshape(-1)[(t * tables.shape[1] + context_ids(op, x, b)) * 3 + proc] * coef
+    op, b = op[src], b[src]
+    at = context_ids(op, x, b) * 3 + proc
+    if not shared:
+        at += t[src] * (3 * tables.shape[1])
+    return src, x, tables.reshape(-1)[at] * coef
 
 
 def advance(state, move, step, forward, batch, tables, bound):

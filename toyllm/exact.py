@@ -149,7 +149,7 @@ def answer_probs(model, problems, temperature=1.0):
     temperature = as_real("temperature", temperature, low=0.0)
     batch = prepare_problems(problems)
     P, L = batch.ops.shape
-    tables = np.stack([prob_table(model, temperature, 0 if model.cot else t) for t in range(L)])
+    tables = np.stack([prob_table(model, temperature, t) for t in range(1 if model.cot else L)])   # 有思维链时各步共用一张
     lowest, bound = value_bounds(batch)
     f, b = np.zeros(P, dtype=np.int64), batch.lengths.astype(np.int64)
     fwd = (np.arange(P), batch.start.copy(), np.ones(P))
