@@ -1,13 +1,15 @@
 """
-exact.answer_probs 的零件：一步算术的全部结果（往前走）和全部来源（倒着走），按 (题号, 值) 合并。
+exact.answer_probs 的零件：一步算术的全部结果（往前走）和全部来源（倒着走），按 (题号, 值) 合并，两头相遇时查表。
 
 【思路】answer_probs 带着"中间值的概率分布"从题目的两头往中间走（见它的说明）。这里的函数只管一步：
     step_outcomes：值 x 做一步，得到的每个结果和它的概率（correct、bug、careless 的每一位和方向）；
-    preimages：倒过来，哪些 x 做一步能写出 y，概率的系数是多少；
+    preimages：倒过来，哪些 x 做一步能写出 y，用哪种做法、概率的系数是多少；
+    context_ids、_bug：和 arithmetic.context_ids_np、apply_op_np 相同的情境和 bug 结果，只是利用"操作数只有几位"算得更快；
     merge_states：相同的 (题号, 值) 合并、概率相加；value_bounds：每一步之前 |值| 的上界；
-    advance：把一部分题的状态往前（或倒着）走一步。
+    advance：把一部分题的状态往前（或倒着）走一步；meet：只差一步的题走这一步，结果直接到另一头查表。
+    状态一直按 (题号, 值) 排好，所以走完一步不用重新排整个池子，相遇时可以二分查找。
     它们不检查参数（只由 answer_probs 调用，参数已经检查过）。和采样器的规则一一对应：tests/test_exact.py 拿
-    逐条枚举所有路径的写法核对 answer_probs。
+    逐条枚举所有路径的写法核对 answer_probs，并逐个对照 context_ids、_bug 和 arithmetic 里的版本。
 """
 
 import numpy as np
@@ -17,12 +19,73 @@ from .sampler import VALUE_LIMIT
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
 _FAR = 2 ** 40                                    # 倒着走的步里值的上界（远小于 VALUE_LIMIT，所以这些步不会截断）
-_BITS = (np.arange(16)[:, None] >> np.arange(4)) & 1   # 减法 bug 逐位解回去：低 4 位各取 + / −（0 / 1），16 种
 
 
 def _digits(m):
     """|m| 的十进制位数（0 算 1 位），m 是 int64 数组。"""
     return np.searchsorted(_POW10[1:], np.abs(m), side="right") + 1
+
+
+def context_ids(op, a, b):
+    """
+    和 arithmetic.context_ids_np 相同的情境编号（有测试逐个对照），这里的值多、操作数小，换一种更快的算法。
+
+    进位（借位）只看低 K 位，K = 最大的 |b| 的位数 + 2（context_ids_np 的说明：档位最多数到 3，数到"小的那个数的
+    位数 + 2"位就够，多数几位结果不变）。都放得进 int32 时按下面注释里的"⌊X/10^k⌋ 之差"数进位；否则先把 |a| 对 10^K 取余（低 K 位不变），逐位用 int32 算。
+    |b| 太大（K > 9）时交给 context_ids_np。
+    """
+    a, b = np.abs(a), np.abs(b)
+    if not len(a):
+        return np.zeros(0, dtype=np.int64)
+    K = len(str(int(b.max()))) + 2
+    if K > 9:
+        return context_ids_np(op, a, b)
+    if int(a.max()) + int(b.max()) < 2 ** 31:
+        # 常见情况：都放得进 int32。第 k 位（k = 1…K）进位 ⇔ ⌊(u+v)/10^k⌋ − ⌊u/10^k⌋ − ⌊v/10^k⌋ = 1（否则是 0），
+        # 所以进位数 = Σ_k ⌊X/10^k⌋ − ⌊U/10^k⌋ − ⌊V/10^k⌋，X = U + V：加法 U = a、V = b；
+        # 减法的借位就是"小 + 差 = 大"的进位：U = 小、V = 差、X = 大（乘法不用，按加法算了扔掉）
+        ar, br = a.astype(np.int32), b.astype(np.int32)
+        sub = op == 1
+        u = np.where(sub, np.minimum(ar, br), ar)
+        v = np.where(sub, np.abs(ar - br), br)
+        xs = u + v
+        count = np.zeros(len(a), dtype=np.int32)
+        for k in range(1, K + 1):
+            p = np.int32(10 ** k)
+            count += xs // p
+            count -= u // p
+            count -= v // p
+        np.minimum(count, 3, out=count)
+        level = np.where(op == 2, (br >= 10).astype(np.int32) * 2 + (a >= 100), count)
+        return op * 4 + level
+    ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
+    sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
+    carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
+    for k in range(1, K + 1):
+        p = np.int32(10 ** k)
+        am, bm = ar - ar // p * p, br - br // p * p
+        carries += am + bm >= p
+        borrows += (am - bm) * sign < 0
+    mul = (br >= 10).view(np.int8) * np.int8(2) + (a >= 100).view(np.int8)
+    level = np.where(op == 0, np.minimum(carries, np.int8(3)), np.where(op == 1, np.minimum(borrows, np.int8(3)), mul))
+    return op * 4 + level
+
+
+def _bug(op, x, b, exact):
+    """
+    bug 的结果，和 arithmetic.apply_op_np 选 bug 时相同（有测试对照）：操作数 b 只有几位，所以只逐位算 b 的那几位，
+    更高的位 bug 不改（加 0、减 0）。负数（或 b 太大、是负数）时交给 apply_op_np。
+    """
+    if not len(x) or b.min() < 0 or b.max() >= 10 ** 4:
+        return apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
+    D = len(str(int(b.max())))
+    xs = np.maximum(x, 0)
+    out = np.where(op == 2, xs * sum((b // _POW10[d]) % 10 for d in range(D)), xs - xs % _POW10[D])
+    add = op == 0
+    for d in range(D):
+        xd, bd = (xs // _POW10[d]) % 10, (b // _POW10[d]) % 10
+        out += np.where(op == 2, 0, np.where(add, (xd + bd) % 10, np.abs(xd - bd)) * _POW10[d])
+    return np.where(x >= 0, out, exact)
 
 
 def step_outcomes(op, x, b, probs):
@@ -34,100 +97,144 @@ def step_outcomes(op, x, b, probs):
     结果按采样器的 VALUE_LIMIT 截断。
     """
     exact = exact_np(op, x, b)
-    bug = apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
+    bug = _bug(op, x, b, exact)
     m = np.abs(exact)
     digits = _digits(m)
     rows = np.arange(len(x))
-    slip = np.repeat(rows, digits)                                        # careless：每一位一行
-    place = _POW10[np.arange(len(slip)) - np.repeat(np.cumsum(digits) - digits, digits)]
-    share = (probs[:, 2] / digits)[slip]                                  # 挑中某一位的概率
-    ms, sign, down = m[slip], np.where(exact < 0, -1, 1)[slip], m[slip] != 0
-    src = np.concatenate([rows, rows, slip, slip[down]])
-    val = np.concatenate([exact, bug, sign * (ms + place), (sign * (ms - place))[down]])
-    w = np.concatenate([probs[:, 0], probs[:, 1], share * np.where(down, 0.5, 1.0), share[down] * 0.5])
-    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT), w
+    src, val, w = [rows, rows], [exact, bug], [probs[:, 0], probs[:, 1]]
+    # careless：逐位生成。行按位数从多到少排好，第 i 位只看前面还有第 i 位的那些行（一段前缀，不用挑）
+    order = np.argsort(-digits, kind="stable")
+    top = -digits[order]
+    mo, so = m[order], np.where(exact < 0, -1, 1)[order]
+    half = (probs[:, 2] / digits)[order] * 0.5                           # 挑中第 i 位、再挑一个方向的概率
+    for i in range(int(-top[0]) if len(x) else 0):
+        k = np.searchsorted(top, -i)                                     # 前 k 行还有第 i 位
+        r, mk, sk, hk = order[:k], mo[:k], so[:k], half[:k]
+        if i == 0 and mk.min() == 0:                                     # c = 0 只能 +1（概率不减半），没有 −1
+            zero = mk == 0
+            src += [r, r[~zero]]
+            val += [sk * (mk + 1), (sk * (mk - 1))[~zero]]
+            w += [np.where(zero, 2 * hk, hk), hk[~zero]]
+            continue
+        src += [r, r]
+        val += [sk * (mk + _POW10[i]), sk * (mk - _POW10[i])]
+        w += [hk, hk]
+    src, val, w = np.concatenate(src), np.concatenate(val), np.concatenate(w)
+    return src, np.clip(val, -VALUE_LIMIT, VALUE_LIMIT, out=val), w
 
 
-def preimages(op, b, y, bound_in, bound_out):
+def _solve(c, move, lim, by_mul):
+    """正确结果 c 的来源 x（加减 x = c + move，乘 x = c / move 且要整除），只留 |x| ≤ lim 的：返回 (位置, x)。"""
+    if by_mul:
+        x = c // move
+        k = np.nonzero((x * move == c) & (np.abs(x) <= lim))[0]
+    else:
+        x = c + move
+        k = np.nonzero(np.abs(x) <= lim)[0]
+    return k, x[k]
+
+
+def preimages(op, b, y, bound_in):
     """
-    一步倒着走：所有 |x| ≤ bound_in、这一步能从 x 写出 y 的 (来源行, x, 系数)，从 x 写出 y 的概率 = π(· | c(x)) · 系数。
+    一步倒着走：所有 |x| ≤ bound_in、这一步能从 x 写出 y 的 (来源行, x, 做法, 系数)，
+    从 x 用这种做法写出 y 的概率 = π(做法 | c(x)) · 系数（同一个 x 可能出现几次，每种做法一次）。
 
-    correct 和 careless 先找"正确结果" c：c = y（correct），或 c = y ∓ 10^i 且 c 有第 i 位（careless；c = 0 时只有
+    correct 和 careless 先找"正确结果" c：c = y（correct），或 c = y ± 10^i 且 c 有第 i 位（careless；c = 0 时只有
     y = 1），再解 c = x + b、x − b 或 x · b；bug（只对 x ≥ 0，负数时 bug 就是 correct）逐位解回去：加法不进位
-    每一位只有一个解，减法大减小每一位有 b_d ± y_d 两个，乘法 x = y / (b 的各位数字之和)。bound_out 是 |c| 的上界。
+    每一位只有一个解，减法大减小每一位有 b_d ± y_d 两个，乘法 x = y / (b 的各位数字之和)。
+    careless 的候选逐位生成：每一位 i 只看还有候选的那些行（行按候选个数从多到少排好，所以是一段前缀，不用挑）。
     """
     n = len(y)
-    # careless 的 c 离 y 是 ±10^i：|c| = |y| + 10^i 的 i 只受 |c| 的上界限制，|c| = |y| − 10^i 要 |c| ≥ 10^i，所以 i < y 的位数
-    # （y = 0 时两边都是 |c| = 10^i，正负各一）
-    grow = _digits(np.minimum(bound_out, 4e18).astype(np.int64))
-    shrink = np.where(y == 0, grow, _digits(y))
-    counts = 1 + grow + shrink
-    rows = np.repeat(np.arange(n), counts)
-    j = np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts)
-    wr = grow[rows]
-    i = np.where(j <= wr, j - 1, j - 1 - wr)
-    place = _POW10[np.maximum(i, 0)]
-    sg = np.where(y[rows] < 0, -1, 1)
-    off = np.where(j == 0, 0, np.where(j <= wr, -sg * place, sg * place))
-    yr, opr, br = y[rows], op[rows], b[rows]
-    c = yr - off
-    slip = (j != 0) & np.where(c == 0, (yr == 1) & (off == 1), np.abs(c) >= place)
-    x = c + np.where(opr == 0, -br, br)                    # 加法 x = c − b，减法 x = c + b
-    mul = np.nonzero(opr == 2)[0]                          # 乘法 x = c / b（要整除；乘 0 的步不倒着走）
-    bm = np.maximum(br[mul], 1)
-    x[mul] = c[mul] // bm
-    ok = ((j == 0) | slip) & (np.abs(x) <= bound_in[rows])
-    ok[mul] &= c[mul] % bm == 0
-    rows, x, c, j, slip = rows[ok], x[ok], c[ok], j[ok], slip[ok]
-    coef = np.zeros((len(x), 3))
-    coef[:, 0] = j == 0
-    coef[:, 1] = (j == 0) & (x < 0)
-    coef[:, 2] = np.where(slip, np.where(c == 0, 1.0, 0.5) / _digits(c), 0.0)
-    # bug：只对 y ≥ 0
+    ay, sg = np.abs(y), np.where(y < 0, -1, 1)
+    mul = op == 2
+    bb = np.abs(b).astype(np.float64)
+    # |x| ≤ bound_in 要求 |c| ≤ cmax（加减 bound_in + |b|，乘 bound_in · |b|）
+    room = np.floor(np.where(mul, bound_in * bb, bound_in + bb) - ay)
+    # |c| = |y| + 10^i（careless 往下写错）：10^i ≤ room；|c| = |y| − 10^i（往上写错）：c 要有第 i 位，即 2 · 10^i ≤ |y|，
+    # c = 0 只在 y = 1（0 往上写错只有 +1）；y = 0 时两边都是 |c| = 10^i，正负各一
+    grow = np.where(room >= 1, _digits(np.minimum(room, 4e18).astype(np.int64)), 0)
+    shrink = np.where(y == 0, grow, np.where(y == 1, 1, np.where(ay >= 2, _digits(ay // 2), 0)))
+    parts = []                                                             # (来源行, x, 做法, 系数)
+    for group in (np.nonzero(~mul)[0], np.nonzero(mul)[0]):               # 加减一组、乘一组
+        if not len(group):
+            continue
+        by_mul = bool(mul[group[0]])
+        # 加法 x = c − b，减法 x = c + b；乘法 x = c / b（要整除；乘 0 的步不倒着走）
+        move = np.maximum(b[group], 1) if by_mul else np.where(op[group] == 0, -b[group], b[group])
+        lim, yg = bound_in[group], y[group]
+        k, x = _solve(yg, move, lim, by_mul)                               # correct
+        parts.append((group[k], x, 0, None))
+        neg = x < 0                                                        # 负数上 bug 就是 correct
+        parts.append((group[k[neg]], x[neg], 1, None))
+        for count, side in ((grow[group], 1), (shrink[group], -1)):        # careless
+            order = np.argsort(-count, kind="stable")
+            top = -count[order]
+            rows, yo, so, mo, lo = group[order], yg[order], side * sg[group][order], move[order], lim[order]
+            for i in range(int(-top[0])):
+                m = np.searchsorted(top, -i)                               # 前 m 行还有第 i 位的候选
+                c = yo[:m] + so[:m] * _POW10[i]
+                k, x = _solve(c, mo[:m], lo[:m], by_mul)
+                coef = 0.5 / _digits(c[k])
+                if side < 0 and i == 0:
+                    coef[c[k] == 0] = 1.0                                  # c = 0（y = 1）：0 写错只有 +1 一种
+                parts.append((rows[k], x, 2, coef))
+    # bug：只对 y ≥ 0；只有 b 的 D 位会被 bug 改，更高的位原样照抄（x 的高位 = y 的高位）
     pos = y >= 0
-    yd = (y[:, None] // _POW10[:4]) % 10
-    bd = (b[:, None] // _POW10[:4]) % 10
-    high = y - y % _POW10[4]
-    ra = np.nonzero(pos & (op == 0))[0]
-    xa = high[ra] + ((yd[ra] - bd[ra]) % 10 * _POW10[:4]).sum(axis=1)
-    rm = np.nonzero(pos & (op == 2))[0]
-    ds = np.maximum(bd[rm].sum(axis=1), 1)
+    D = len(str(int(b.max()))) if n else 1
+    high = y - y % _POW10[D]
+    ra = np.nonzero(pos & (op == 0))[0]                                    # 加法不进位：x_d = (y_d − b_d) mod 10
+    xa = high[ra]
+    for d in range(D):
+        xa = xa + ((y[ra] // _POW10[d] - b[ra] // _POW10[d]) % 10) * _POW10[d]
+    rm = np.nonzero(pos & (op == 2))[0]                                    # 乘法：x = y / (b 的各位数字之和)
+    ds = np.maximum(sum((b[rm] // _POW10[d]) % 10 for d in range(D)), 1)
     keep = y[rm] % ds == 0
     rm, xm = rm[keep], (y[rm] // ds)[keep]
-    rs = np.nonzero(pos & (op == 1))[0]
-    digit = np.stack([bd[rs] + yd[rs], bd[rs] - yd[rs]], axis=-1)          # 每一位 x_d = b_d ± y_d：(k, 4, 2)
-    valid = (digit >= 0) & (digit <= 9)
-    valid[..., 1] &= yd[rs] > 0                                            # y_d = 0 时两个解相同，只算一次
-    sub_ok, xs = np.ones((len(rs), 16), bool), np.repeat(high[rs][:, None], 16, axis=1)
-    for d in range(4):                                                      # 16 种组合：第 k 种在第 d 位取 _BITS[k, d]
-        sub_ok &= valid[:, d, _BITS[:, d]]
-        xs += digit[:, d, _BITS[:, d]] * _POW10[d]
-    rs16 = np.repeat(rs, 16)[sub_ok.ravel()]
-    xs = xs[sub_ok]
-    brow = np.concatenate([ra, rm, rs16])
+    rs = np.nonzero(pos & (op == 1))[0]                                    # 减法大减小：每一位 x_d = b_d ± y_d
+    xs = high[rs]
+    for d in range(D):
+        yd, bd = (y[rs] // _POW10[d]) % 10, (b[rs] // _POW10[d]) % 10
+        up = np.nonzero(bd + yd <= 9)[0]
+        down = np.nonzero((yd > 0) & (bd >= yd))[0]                        # y_d = 0 时两个解相同，只算一次
+        rs = np.concatenate([rs[up], rs[down]])
+        xs = np.concatenate([xs[up] + (bd + yd)[up] * _POW10[d], xs[down] + (bd - yd)[down] * _POW10[d]])
+    brow = np.concatenate([ra, rm, rs])
     bx = np.concatenate([xa, xm, xs])
-    okb = (bx >= 0) & (bx <= bound_in[brow])
-    brow, bx = brow[okb], bx[okb]
-    bcoef = np.zeros((len(bx), 3))
-    bcoef[:, 1] = 1.0
-    return np.concatenate([rows, brow]), np.concatenate([x, bx]), np.concatenate([coef, bcoef])
+    okb = np.nonzero((bx >= 0) & (bx <= bound_in[brow]))[0]
+    parts.append((brow[okb], bx[okb], 1, None))
+    sizes = [len(r) for r, _, _, _ in parts]
+    proc = np.repeat(np.array([k for _, _, k, _ in parts], dtype=np.int64), sizes)
+    coef = np.concatenate([np.ones(len(r)) if w is None else w for r, _, _, w in parts])
+    return (np.concatenate([r for r, _, _, _ in parts]), np.concatenate([x for _, x, _, _ in parts]), proc, coef)
 
 
 def state_key(pid, x):
     """(题号, 值) 合成一个 int64 键（题号 < 2^21；|值| ≥ _FAR 的都算成 ±_FAR），按键排序 = 先按题号、再按值排序。"""
-    return pid * (4 * _FAR) + np.clip(x, -_FAR, _FAR) + 2 * _FAR
+    key = np.clip(x, -_FAR, _FAR)
+    key += pid * (4 * _FAR) + 2 * _FAR
+    return key
 
 
 def merge_states(pid, x, w):
     """把相同的 (题号, 值) 合并（概率相加），去掉概率为 0 的行；结果按 (题号, 值) 排好。"""
-    keep = np.nonzero(w > 0)[0]
-    near = len(keep) and np.abs(x[keep]).max() < _FAR
-    order = keep[np.argsort(state_key(pid[keep], x[keep]), kind="stable") if near else np.lexsort((x[keep], pid[keep]))]
-    pid, x, w = pid[order], x[order], w[order]
+    if len(w) and w.min() <= 0:
+        keep = np.nonzero(w > 0)[0]
+        pid, x, w = pid[keep], x[keep], w[keep]
+    if not len(w):
+        return pid, x, w
     first = np.ones(len(x), dtype=bool)
-    first[1:] = (x[1:] != x[:-1]) | (pid[1:] != pid[:-1])
+    if -_FAR < x.min() and x.max() < _FAR:                   # 常见情况：一个 int64 键排一次
+        key = pid * (4 * _FAR)
+        key += x
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        first[1:] = key[1:] != key[:-1]
+    else:
+        order = np.lexsort((x, pid))
+        first[1:] = (x[order[1:]] != x[order[:-1]]) | (pid[order[1:]] != pid[order[:-1]])
     starts = np.nonzero(first)[0]
-    return pid[starts], x[starts], (np.add.reduceat(w, starts) if len(starts) else w)
+    head = order[starts]
+    return pid[head], x[head], np.add.reduceat(w[order], starts)
 
 
 def value_bounds(batch):
@@ -149,20 +256,78 @@ def value_bounds(batch):
     return np.where(bad, np.arange(1, L + 1), 0).max(axis=1), bound
 
 
-def advance(state, move, step, forward, batch, tables, bound):
-    """把 move[题号] 为真的题的状态往前（或倒着）走一步，第 step[题号] 步；其余的题原样保留（放在前面）。"""
-    pid, x, w = state
-    go = move[pid]
-    if not go.any():
-        return state
-    stay = (pid[~go], x[~go], w[~go])
-    pid, x, w = pid[go], x[go], w[go]
+def _step_probs(state, rows, step, forward, batch, tables, bound):
+    """
+    rows 这些状态走一步的全部结果：(来源行, 新值, 概率)；来源行是 rows 里的位置。
+    tables：(L, 12, 3) 每一步的概率表；只有一张 (1, 12, 3) 时所有步共用它（有思维链的模型）。
+    """
+    pid, x, _ = state
+    pid, x = pid[rows], x[rows]
     t = step[pid]
     op, b = batch.ops[pid, t], batch.operands[pid, t]
+    shared = len(tables) == 1
     if forward:
-        src, x, pw = step_outcomes(op, x, b, tables[t, context_ids_np(op, x, b)])
-    else:
-        src, x, coef = preimages(op, b, x, bound[pid, t], bound[pid, t + 1])
-        pw = (tables[t[src], context_ids_np(op[src], x, b[src])] * coef).sum(axis=1)
-    new = merge_states(pid[src], x, w[src] * pw)
-    return tuple(np.concatenate(pair) for pair in zip(stay, new))
+        ctx = context_ids(op, x, b)
+        return step_outcomes(op, x, b, tables[0][ctx] if shared else tables[t, ctx])
+    src, x, proc, coef = preimages(op, b, x, bound[pid, t])
+    op, b = op[src], b[src]
+    at = context_ids(op, x, b) * 3 + proc
+    if not shared:
+        at += t[src] * (3 * tables.shape[1])
+    return src, x, tables.reshape(-1)[at] * coef
+
+
+def advance(state, move, step, forward, batch, tables, bound):
+    """
+    把 move[题号] 为真的题的状态往前（或倒着）走一步，第 step[题号] 步；其余的题原样保留。
+    状态按 (题号, 值) 排好（merge_states 的顺序），走完以后仍然排好。
+    """
+    pid, x, w = state
+    go = move[pid]
+    rows = np.nonzero(go)[0]
+    if not len(rows):
+        return state
+    src, y, pw = _step_probs(state, rows, step, forward, batch, tables, bound)
+    new = merge_states(pid[rows][src], y, w[rows][src] * pw)
+    stay = np.nonzero(~go)[0]
+    if not len(stay):
+        return new
+    # 两段都按题号排好、题号不重叠：按每道题的状态数算出每一段在结果里的位置，不用重新排序
+    P = len(move)
+    n_new = np.bincount(new[0], minlength=P)
+    start = np.cumsum(np.bincount(pid[stay], minlength=P) + n_new) - np.bincount(pid[stay], minlength=P) - n_new
+    at = start[new[0]] + np.arange(len(new[0])) - (np.cumsum(n_new) - n_new)[new[0]]
+    into = np.ones(len(stay) + len(at), dtype=bool)
+    into[at] = False
+    out = []
+    for old, fresh in zip(state, new):
+        arr = np.empty(len(into), dtype=old.dtype)
+        arr[at], arr[into] = fresh, old[stay]
+        out.append(arr)
+    return tuple(out)
+
+
+def meet(fwd, bwd, move, forward, step, batch, tables, bound):
+    """
+    move[题号] 为真的题只差一步（第 step[题号] 步）就两头相遇：不再合并，这一步的每个结果直接到另一头查表。
+    forward 为真：往前走一步，结果 y 查 V(y)；否则倒着走一步，来源 x 查 P(走到 x)。
+    【返回】(P,) 这些题答对的概率（其余的题是 0）；另一头的状态要按 (题号, 值) 排好。
+    """
+    mine, other = (fwd, bwd) if forward else (bwd, fwd)
+    pid, _, w = mine
+    rows = np.nonzero(move[pid])[0]
+    P = len(move)
+    if not len(rows) or not len(other[0]):
+        return np.zeros(P)
+    src, y, pw = _step_probs(mine, rows, step, forward, batch, tables, bound)
+    q = pid[rows][src]
+    there = np.nonzero(move[other[0]])[0]                  # 另一头只留这些题的状态（仍然排好）
+    if not len(there):
+        return np.zeros(P)
+    key, table = state_key(q, y), state_key(other[0][there], other[1][there])
+    i = np.searchsorted(table, key)
+    np.minimum(i, len(table) - 1, out=i)
+    hit = np.nonzero(table[i] == key)[0]
+    return np.bincount(q[hit], weights=w[rows][src[hit]] * pw[hit] * other[2][there[i[hit]]], minlength=P)
+
+

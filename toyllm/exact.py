@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_int, as_real
-from ._value_steps import advance, state_key, value_bounds
+from ._value_steps import advance, meet, value_bounds
 from .arithmetic import CONTEXTS
 from .entropy import entropy_and_grad
 from .policy import check_table_model, prob_table
@@ -114,7 +114,7 @@ def exact_pass_at_1(model, problems, temperature=1.0, per_problem=False):
 # =============================================================================
 # 答对的概率（所有路径，包括"写错后又被修好"的路径）：从两头往中间走
 # =============================================================================
-_FACTOR = 0.5                                     # 往前的值数 × _FACTOR ≤ 倒着的值数时往前走（倒着的一步大约贵一倍）
+_FACTOR = 0.8                                     # 往前的值数 × _FACTOR ≤ 倒着的值数时往前走（倒着的一步贵一些；0.5~1.0 之间差别不大）
 
 
 def answer_probs(model, problems, temperature=1.0):
@@ -130,16 +130,18 @@ def answer_probs(model, problems, temperature=1.0):
             V_t(x) = Σ_{这一步写出的 y} P(写出 y | x) · V_{t+1}(y)，
         只需要"能写出某个 V > 0 的 y"的 x（preimages 把一步解回去），而且 |x| 不超过往前走可能达到的上界
         （_value_steps.value_bounds）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
-        在哪里相遇，每道题自己决定：每一轮，哪一头的值少（倒着的一步贵一些，按 _FACTOR 折算）就让哪一头走一步，
-        两头碰上就停。
+        在哪里相遇，每道题自己决定：每一轮，哪一头的值少（倒着的一步贵一些，按 _FACTOR 折算）就让哪一头走一步。
+        只差一步时不再合并：这一步的每个结果（往前走的 y，或倒着走的 x）直接到另一头二分查找它的 V(y)（或 P(走到 x)），
+        乘起来加到这道题上，然后把这道题的状态从两头都去掉（后面的轮次不再搬动它们）。两头的状态都按 (题号, 值) 排好，
+        走一步只排新算出来的那些。
         一个情境的概率是 0 的结果直接去掉（它不贡献任何概率）；除此以外什么都不剪，所以这是精确值（只有浮点舍入误差）。
         和 exact_pass_at_1（只走正确路径）的差，就是"被修好"的概率。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem（或 ProblemBatch）；temperature：≥ 0
     【返回】(P,) numpy 数组
     【边界】用时见 tools/bench.py 的 answer_probs_time（1,000 道 3~8 步的题）。不接受 CorrectPaths（那里面只有正确路径，没有起始数）。
     【例子】answer_probs(ToyLLM(1e8), problems).mean() ≥ exact_pass_at_1(ToyLLM(1e8), problems)（差多少：notebook 04）
-    【Python 小知识】np.lexsort((值, 题号)) 先按题号、再按值排序，相同的 (题号, 值) 就挨在一起，np.add.reduceat 把它们加起来；
-        排好的键用 np.searchsorted 二分查找。
+    【Python 小知识】把 (题号, 值) 合成一个 int64 键（题号 × 常数 + 值），np.argsort 排好以后相同的 (题号, 值) 就挨在一起，
+        np.add.reduceat 把它们加起来；排好的键用 np.searchsorted 二分查找。
     """
     if isinstance(problems, CorrectPaths):
         raise TypeError("answer_probs 需要 list of Problem（CorrectPaths 只有正确路径），收到 CorrectPaths")
@@ -147,27 +149,27 @@ def answer_probs(model, problems, temperature=1.0):
     temperature = as_real("temperature", temperature, low=0.0)
     batch = prepare_problems(problems)
     P, L = batch.ops.shape
-    tables = np.stack([prob_table(model, temperature, 0 if model.cot else t) for t in range(L)])
+    tables = np.stack([prob_table(model, temperature, t) for t in range(1 if model.cot else L)])   # 有思维链时各步共用一张
     lowest, bound = value_bounds(batch)
     f, b = np.zeros(P, dtype=np.int64), batch.lengths.astype(np.int64)
     fwd = (np.arange(P), batch.start.copy(), np.ones(P))
     bwd = (np.arange(P), batch.answer.copy(), np.ones(P))
+    out = np.zeros(P)
     while True:
         open_ = f < b
         if not open_.any():
-            break
+            return out
         # 每道题只往一个方向走一步：哪头的值少（按 _FACTOR 折算）就走哪头；倒着不能越过 lowest
         forward = open_ & ((b <= lowest) | (_FACTOR * np.bincount(fwd[0], minlength=P) <= np.bincount(bwd[0], minlength=P)))
         backward = open_ & ~forward
-        fwd = advance(fwd, forward, f, True, batch, tables, bound)
-        bwd = advance(bwd, backward, b - 1, False, batch, tables, bound)
+        last = open_ & (f + 1 == b)                   # 再走一步就相遇：直接到另一头查表，算完就去掉
+        out += meet(fwd, bwd, forward & last, True, f, batch, tables, bound)
+        out += meet(fwd, bwd, backward & last, False, f, batch, tables, bound)
+        keep_f, keep_b = ~last[fwd[0]], ~last[bwd[0]]
+        fwd, bwd = (a[keep_f] for a in fwd), (a[keep_b] for a in bwd)
+        fwd = advance(tuple(fwd), forward & ~last, f, True, batch, tables, bound)
+        bwd = advance(tuple(bwd), backward & ~last, b - 1, False, batch, tables, bound)
         f, b = f + forward, b - backward
-    (fp, fx, fw), (bp, bx, bv) = fwd, bwd
-    key_f, key_b = state_key(fp, fx), state_key(bp, bx)
-    order = np.argsort(key_b)
-    i = order[np.minimum(np.searchsorted(key_b[order], key_f), len(order) - 1)] if len(order) else np.zeros(0, int)
-    hit = (key_b[i] == key_f) if len(order) else np.zeros(len(fp), bool)
-    return np.bincount(fp[hit], weights=fw[hit] * bv[i[hit]], minlength=P)
 
 
 # =============================================================================
