@@ -109,7 +109,8 @@ class LossResult(NamedTuple):
     kl_est: float
 
 
-def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True, rng=None, probs=None):
+def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True, rng=None, probs=None,
+                  taken=None):
     """
     一次更新的损失和对 Δ 的梯度：损失由 objective.rl_objective 拼出，这里只做玩具的链式法则（见模块说明）。
 
@@ -117,7 +118,8 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
         ref_logp：(B, L) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
         want_kl_est：是否顺便算 KL 估计的平均（policy_loss 要，训练循环自己在采样时算）；
         rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）；
-        probs：None，或调用者已经算好的 softmax_rows(base + params, cfg.temperature)（训练循环传进来，省掉重算）
+        probs：None，或调用者已经算好的 softmax_rows(base + params, cfg.temperature)（训练循环传进来，省掉重算）；
+        taken：None，或调用者已经取好的 (steps.ctx[mask], 3 · steps.ctx[mask] + steps.actions[mask])（训练循环记录时取过）
     【返回】LossResult
     【边界】参数类型或形状不对时报中文的 TypeError / ValueError。
     """
@@ -125,8 +127,11 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     T, m = cfg.temperature, steps.mask
     logits = base + params
     pi = softmax_rows(logits, T) if probs is None else probs     # 和采样器同一个函数：参数没变时 ρ 恰好是 1
-    ctx, act = steps.ctx[m], steps.actions[m]
-    flat = ctx * 3 + act                        # (情境, 做法) 拉平后的下标：一维的 take 比二维的花式索引快，取出的数一样
+    if taken is None:
+        ctx = steps.ctx[m]
+        flat = ctx * 3 + steps.actions[m]       # (情境, 做法) 拉平后的下标：一维的 take 比二维的花式索引快，取出的数一样
+    else:
+        ctx, flat = taken
     logp = np.zeros(m.shape)
     logp[m] = _log(np.take(pi, flat))
     H = ent = None
@@ -137,7 +142,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     obj = objective.rl_objective(logp, steps.old_logp, steps.advantage, m, cfg, ref_logp=ref_logp, entropy=H,
                                  behaviour_logp=steps.behaviour_logp, max_len=steps.max_len, surrogate_fn=surrogate_fn,
                                  want_kl_est=want_kl_est, rng=rng)
-    grad = _table_grad(ctx, act, obj.dloss_dlogp[m], pi, T, flat)
+    grad = _table_grad(ctx, None, obj.dloss_dlogp[m], pi, T, flat)
     if ent is not None:                         # ∂loss/∂Δ_c += Σ_{t: c_t = c} e_t · ∂H_c/∂Δ_c
         grad = grad + np.bincount(ctx, weights=obj.dloss_dentropy[m], minlength=_N_CTX)[:, None] * ent.dlogits
     return LossResult(obj.loss, grad, obj.surrogate, obj.kl_term, obj.entropy_term, obj.clip_low, obj.clip_high,

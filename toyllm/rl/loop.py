@@ -49,21 +49,39 @@ def _mean(x):
     return float(np.add.reduce(x, axis=None, dtype=np.float64) / x.size)
 
 
+def _norm(x):
+    """= float(np.linalg.norm(x))，逐位相同（np.linalg.norm 对实数也是拉平后 sqrt(x · x)），只是不走它的 Python 包装。"""
+    x = x.ravel(order="K")
+    return float(np.sqrt(x.dot(x)))
+
+
 def _mean_reward(rewards, mask):
     """每份解答的平均奖励（每步奖励时按步平均），再对解答平均。"""
     per_rollout = rewards if rewards.ndim == 1 else rewards.sum(axis=1) / np.maximum(mask.sum(axis=1), 1)
     return _mean(per_rollout)
 
 
-def _sampling_stats(rollouts, logits, ref_logp_table, cfg):
+def _steps_taken(rollouts):
+    """
+    一批解答里每个有效步的情境和 (情境, 做法) 拉平后的下标 3c + a，按 mask 的顺序：(contexts, flat)。
+
+    【思路】记录（_sampling_stats）和更新（kernel.loss_and_grad）都要这两个数组；没有丢掉组时两边是同一批解答，
+        在采样后取一次、两边共用（少两次布尔索引和一次乘加）。
+    """
+    m = rollouts.mask
+    contexts = rollouts.ctx[m]
+    return contexts, contexts * 3 + rollouts.actions[m]
+
+
+def _sampling_stats(contexts, flat, logits, ref_logp_table, cfg):
     """
     采样策略在这一次经过的所有步上的熵、KL（精确 / 估计）。动态采样丢掉的组也算。
 
     【思路】这几个数只取决于每一步的 (情境, 做法)，所以先在 (12, 3) 的表上算，再按经过的步取出来：
         熵和 KL 的公式各自只调用一次（losses.entropy、losses.kl_estimator），不在上千步上重复。
+    【参数】contexts、flat：_steps_taken(这次采到的全部解答)；logits：(12, 3) 采样策略的 logits；
+        ref_logp_table：(12, 3) 参考策略的对数概率；cfg：RLConfig
     """
-    m = rollouts.mask
-    contexts = rollouts.ctx[m]
     visits = np.bincount(contexts, minlength=len(CONTEXTS)) / len(contexts)      # 每个情境占了多少步
     logpi = log_softmax(logits / cfg.temperature)     # = log_softmax_rows（logits 在采样前 policy 里已经检查过）
     pi = np.exp(logpi)
@@ -71,7 +89,7 @@ def _sampling_stats(rollouts, logits, ref_logp_table, cfg):
     # 每步的 KL 估计按 (情境, 做法) 拉平后的下标 3c + a 取出（一维的 take 比二维的花式索引快，取出的数和顺序都一样）
     return {"entropy": float(visits @ losses.entropy(pi, logpi, cfg.temperature).value),
             "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
-            "kl_est": _mean(np.take(kl, contexts * 3 + rollouts.actions[m]))}
+            "kl_est": _mean(np.take(kl, flat))}
 
 
 @one_blas_thread
@@ -207,12 +225,13 @@ class _Run:
         self.samples += n_drawn
         everything = concat_rollouts(draws.drawn)
         rewards = filtering.step_rewards(everything, cfg.reward)
-        self.drawn = everything, rewards                   # 没有丢掉组时，advantages 直接用这份奖励
+        taken = _steps_taken(everything)
+        self.drawn = everything, rewards, taken            # 没有丢掉组时，advantages、update 直接用这份奖励和下标
         row = {"iteration": it, "samples": self.samples, "reward": _mean_reward(rewards, everything.mask),
                "pass1_sampled": _mean(everything.correct), "zero_std": draws.n_constant / (n_drawn // G),
                "groups": sum(len(d) for d in draws.kept) // G,
                "loss": 0.0, "grad_norm": 0.0, "clip_low": 0.0, "clip_high": 0.0,    # 一组都没凑到、不更新时就是这些
-               **_sampling_stats(everything, self.base + self.model.params, self.ref_logp_table, cfg)}
+               **_sampling_stats(*taken, self.base + self.model.params, self.ref_logp_table, cfg)}
         if self.critic is not None:
             row.update(value_err=float("nan"), value_loss=float("nan"))
         return draws, row
@@ -221,7 +240,7 @@ class _Run:
         """3. 奖励 → 优势：学生的 advantage_fn、价值表 + GAE，或 losses.group_advantages；返回 (训练的解答, 优势)。"""
         cfg, G = self.cfg, self.cfg.group_size
         roll = concat_rollouts(draws.kept)
-        everything, rewards = self.drawn
+        everything, rewards, _ = self.drawn
         r = rewards if roll is everything else filtering.step_rewards(roll, cfg.reward)
         if self.advantage_fn is not None:
             adv = np.asarray(self.advantage_fn(r, G), dtype=float)
@@ -245,11 +264,13 @@ class _Run:
             steps = kernel.stale_steps(steps, model.params, self.base, cfg)
         # 参考策略的对数概率只有损失里有 KL（β > 0）时才用到（记录里的 KL 在采样时已经按情境算好）
         ref_logp = self.ref_logp_table[steps.ctx, steps.actions] if cfg.beta > 0 else None
+        taken = self.drawn[2] if roll is self.drawn[0] else None       # 没有丢掉组：采样时取好的下标
         stats = []
         for _ in range(cfg.mu):
             res = kernel.loss_and_grad(model.params, self.base, steps, cfg, ref_logp, self.surrogate_fn,
-                                       want_kl_est=False, rng=self.loss_rng, probs=self.policy(model.params, cfg.temperature))
-            stats.append((res.loss, float(np.linalg.norm(res.grad)), res.clip_low, res.clip_high))
+                                       want_kl_est=False, rng=self.loss_rng, probs=self.policy(model.params, cfg.temperature),
+                                       taken=taken)
+            stats.append((res.loss, _norm(res.grad), res.clip_low, res.clip_high))
             self.optimizer.step(model.params, res.grad)
             self.updates_done += 1
             if self.critic is not None:

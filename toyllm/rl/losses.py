@@ -145,9 +145,12 @@ def _outcome_advantages(r, g, method, scale, eps):
         adv = grp - (total - grp) / (g - 1)
     else:
         adv = grp - total / g
-        if method == "grpo" and scale != "none":
-            std = grp.std(axis=1, ddof=1, keepdims=True) if scale == "group" else r.std(ddof=1)
-            adv = adv / (std + eps)
+        if method == "grpo" and scale == "group":
+            # = grp.std(axis=1, ddof=1, keepdims=True)，逐位相同：numpy 的 std 也是 (同一个按行求和 / G) → 减 → 平方 →
+            # 按行求和 → 除以 G − 1 → 开方；"减去组平均"那一步就是上面的 adv，不再算第二遍
+            adv = adv / (np.sqrt(np.add.reduce(np.square(adv), axis=1, keepdims=True) / (g - 1)) + eps)
+        elif method == "grpo" and scale != "none":
+            adv = adv / (r.std(ddof=1) + eps)
     adv[constant_groups(r, g)] = 0.0
     return adv.reshape(-1)
 

@@ -95,7 +95,8 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         rho, a = ratio, adv
     low = (rho < 1.0 - eps_low) & (a < 0)
     high = (rho > 1.0 + eps_high) & (a > 0)
-    loss = -np.minimum(rho * a, np.clip(rho, 1.0 - eps_low, 1.0 + eps_high) * a)
+    # np.minimum(np.maximum(ρ, 下界), 上界) = np.clip(ρ, 下界, 上界)（ρ 是正数或 NaN 时逐位相同），不走 np.clip 的 Python 包装
+    loss = -np.minimum(rho * a, np.minimum(np.maximum(rho, 1.0 - eps_low), 1.0 + eps_high) * a)
     dloss = np.where(low | high, 0.0, -a)
     if clip_ratio_c is None:
         out = Surrogate(loss, low, high)
