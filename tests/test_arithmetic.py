@@ -2,6 +2,7 @@
 
 import random
 
+import numpy as np
 import pytest
 
 from toyllm import (BUG_NAMES, CONTEXTS, MAX_STEPS, MAX_VALUE, PROCEDURES, Problem, Step, apply_op, bug_bites,
@@ -150,3 +151,21 @@ def test_sampler_never_overflows_on_wrong_paths():
     r = sample_rollouts(model, [p], 50, np.random.default_rng(0))
     assert np.all(np.abs(r.values) <= VALUE_LIMIT * 99 + 10 ** 16)
     assert not r.correct.any()
+
+
+@pytest.mark.parametrize("top,operand_top", [(10 ** 4, 1000), (10 ** 9, 100), (10 ** 16, 10 ** 4), (10 ** 6, 10 ** 7)])
+def test_fast_context_and_bug_match_the_general_algorithm(top, operand_top):
+    """context_ids_np 和 bug 的快速算法（只看操作数的几位）和通用算法逐个相同，
+    包括负数、0、10 的幂附近的值、很大的值和很大的操作数（交给通用算法）。"""
+    from toyllm.arithmetic import _bug_general, _context_ids_general, bug_np, context_ids_np, exact_np
+    rng = np.random.default_rng(top % 997 + operand_top % 991)
+    n = 20000
+    op = rng.integers(0, 3, n)
+    x = rng.integers(-top, top, n)
+    x[::5] = 10 ** rng.integers(0, len(str(top)), len(x[::5])) - rng.integers(0, 2, len(x[::5]))
+    x[::11] = 0
+    b = rng.integers(0, operand_top, n)
+    b[::7] = 10 ** rng.integers(0, len(str(operand_top)), len(b[::7])) - 1
+    exact = exact_np(op, x, b)
+    np.testing.assert_array_equal(context_ids_np(op, x, b), _context_ids_general(op, np.abs(x), np.abs(b)))
+    np.testing.assert_array_equal(bug_np(op, x, b, exact), _bug_general(op, x, b, exact))

@@ -4,17 +4,16 @@ exact.answer_probs 的零件：一步算术的全部结果（往前走）和全�
 【思路】answer_probs 带着"中间值的概率分布"从题目的两头往中间走（见它的说明）。这里的函数只管一步：
     step_outcomes：值 x 做一步，得到的每个结果和它的概率（correct、bug、careless 的每一位和方向）；
     preimages：倒过来，哪些 x 做一步能写出 y，用哪种做法、概率的系数是多少；
-    context_ids、_bug：和 arithmetic.context_ids_np、apply_op_np 相同的情境和 bug 结果，只是利用"操作数只有几位"算得更快；
     merge_states：相同的 (题号, 值) 合并、概率相加；value_bounds：每一步之前 |值| 的上界；
     advance：把一部分题的状态往前（或倒着）走一步；meet：只差一步的题走这一步，结果直接到另一头查表。
     状态一直按 (题号, 值) 排好，所以走完一步不用重新排整个池子，相遇时可以二分查找。
     它们不检查参数（只由 answer_probs 调用，参数已经检查过）。和采样器的规则一一对应：tests/test_exact.py 拿
-    逐条枚举所有路径的写法核对 answer_probs，并逐个对照 context_ids、_bug 和 arithmetic 里的版本。
+    逐条枚举所有路径的写法核对 answer_probs。
 """
 
 import numpy as np
 
-from .arithmetic import apply_op_np, context_ids_np, exact_np
+from .arithmetic import bug_np, context_ids_np, exact_np
 from .sampler import VALUE_LIMIT
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18
@@ -26,78 +25,16 @@ def _digits(m):
     return np.searchsorted(_POW10[1:], np.abs(m), side="right") + 1
 
 
-def context_ids(op, a, b):
-    """
-    和 arithmetic.context_ids_np 相同的情境编号（有测试逐个对照），这里的值多、操作数小，换一种更快的算法。
-
-    进位（借位）只看低 K 位，K = 最大的 |b| 的位数 + 2（context_ids_np 的说明：档位最多数到 3，数到"小的那个数的
-    位数 + 2"位就够，多数几位结果不变）。都放得进 int32 时按下面注释里的"⌊X/10^k⌋ 之差"数进位；否则先把 |a| 对 10^K 取余（低 K 位不变），逐位用 int32 算。
-    |b| 太大（K > 9）时交给 context_ids_np。
-    """
-    a, b = np.abs(a), np.abs(b)
-    if not len(a):
-        return np.zeros(0, dtype=np.int64)
-    K = len(str(int(b.max()))) + 2
-    if K > 9:
-        return context_ids_np(op, a, b)
-    if int(a.max()) + int(b.max()) < 2 ** 31:
-        # 常见情况：都放得进 int32。第 k 位（k = 1…K）进位 ⇔ ⌊(u+v)/10^k⌋ − ⌊u/10^k⌋ − ⌊v/10^k⌋ = 1（否则是 0），
-        # 所以进位数 = Σ_k ⌊X/10^k⌋ − ⌊U/10^k⌋ − ⌊V/10^k⌋，X = U + V：加法 U = a、V = b；
-        # 减法的借位就是"小 + 差 = 大"的进位：U = 小、V = 差、X = 大（乘法不用，按加法算了扔掉）
-        ar, br = a.astype(np.int32), b.astype(np.int32)
-        sub = op == 1
-        u = np.where(sub, np.minimum(ar, br), ar)
-        v = np.where(sub, np.abs(ar - br), br)
-        xs = u + v
-        count = np.zeros(len(a), dtype=np.int32)
-        for k in range(1, K + 1):
-            p = np.int32(10 ** k)
-            count += xs // p
-            count -= u // p
-            count -= v // p
-        np.minimum(count, 3, out=count)
-        level = np.where(op == 2, (br >= 10).astype(np.int32) * 2 + (a >= 100), count)
-        return op * 4 + level
-    ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
-    sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
-    carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
-    for k in range(1, K + 1):
-        p = np.int32(10 ** k)
-        am, bm = ar - ar // p * p, br - br // p * p
-        carries += am + bm >= p
-        borrows += (am - bm) * sign < 0
-    mul = (br >= 10).view(np.int8) * np.int8(2) + (a >= 100).view(np.int8)
-    level = np.where(op == 0, np.minimum(carries, np.int8(3)), np.where(op == 1, np.minimum(borrows, np.int8(3)), mul))
-    return op * 4 + level
-
-
-def _bug(op, x, b, exact):
-    """
-    bug 的结果，和 arithmetic.apply_op_np 选 bug 时相同（有测试对照）：操作数 b 只有几位，所以只逐位算 b 的那几位，
-    更高的位 bug 不改（加 0、减 0）。负数（或 b 太大、是负数）时交给 apply_op_np。
-    """
-    if not len(x) or b.min() < 0 or b.max() >= 10 ** 4:
-        return apply_op_np(op, x, b, np.ones_like(op), None, exact=exact)
-    D = len(str(int(b.max())))
-    xs = np.maximum(x, 0)
-    out = np.where(op == 2, xs * sum((b // _POW10[d]) % 10 for d in range(D)), xs - xs % _POW10[D])
-    add = op == 0
-    for d in range(D):
-        xd, bd = (xs // _POW10[d]) % 10, (b // _POW10[d]) % 10
-        out += np.where(op == 2, 0, np.where(add, (xd + bd) % 10, np.abs(xd - bd)) * _POW10[d])
-    return np.where(x >= 0, out, exact)
-
-
 def step_outcomes(op, x, b, probs):
     """
     一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率)，每个来源行 2 + 2·D 项（c = 0 时 3 项）。
 
-    correct 和 bug 各一项（bug 用 apply_op_np，负数输入时等于正确结果）；careless 在结果 c 的 D 位里均匀挑一位 i，
+    correct 和 bug 各一项（bug 用 arithmetic.bug_np，负数输入时等于正确结果）；careless 在结果 c 的 D 位里均匀挑一位 i，
     各以 1/2 的概率 |c| ± 10^i（c = 0 时只能 +1），符号跟着 c —— 和 apply_op_np 抽随机数的方式一一对应。
     结果按采样器的 VALUE_LIMIT 截断。
     """
     exact = exact_np(op, x, b)
-    bug = _bug(op, x, b, exact)
+    bug = bug_np(op, x, b, exact)
     m = np.abs(exact)
     digits = _digits(m)
     rows = np.arange(len(x))
@@ -267,11 +204,11 @@ def _step_probs(state, rows, step, forward, batch, tables, bound):
     op, b = batch.ops[pid, t], batch.operands[pid, t]
     shared = len(tables) == 1
     if forward:
-        ctx = context_ids(op, x, b)
+        ctx = context_ids_np(op, x, b)
         return step_outcomes(op, x, b, tables[0][ctx] if shared else tables[t, ctx])
     src, x, proc, coef = preimages(op, b, x, bound[pid, t])
     op, b = op[src], b[src]
-    at = context_ids(op, x, b) * 3 + proc
+    at = context_ids_np(op, x, b) * 3 + proc
     if not shared:
         at += t[src] * (3 * tables.shape[1])
     return src, x, tables.reshape(-1)[at] * coef

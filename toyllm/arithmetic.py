@@ -330,10 +330,52 @@ def context_ids_np(op_ids, a, b):
 
     【参数】op_ids：int 数组（OPS 的下标）；a、b：int64 数组，形状相同
     【返回】int 数组：CONTEXTS 的下标 = 运算下标 × 4 + 难度档位
+    【思路】进位（借位）只看低 K 位，K = 最大的 |b| 的位数 + 2（见 _context_ids_general 的说明：档位最多数到 3，
+        数到"小的那个数的位数 + 2"位就够，多数几位结果不变）。都放得进 int32 时按下面注释里的"⌊X/10^k⌋ 之差"数进位；
+        否则先把 |a| 对 10^K 取余（低 K 位不变），逐位用 int32 算。|b| 太大（K > 9）或者数组很短（< _FAST_SIZE 个，
+        逐位循环的每一次 numpy 调用都有固定开销，通用算法调用次数少）时用通用算法。
+        两种算法逐个相同（tests/test_arithmetic.py 对照）；这个快几倍（采样器和 exact.answer_probs 每一步都要算）。
     """
     a, b = np.abs(a), np.abs(b)
     if a.size == 0:
         return np.zeros(a.shape, dtype=np.int64)
+    op = op_ids
+    K = len(str(int(b.max()))) + 2
+    if K > 9 or a.size < _FAST_SIZE:
+        return _context_ids_general(op, a, b)
+    if int(a.max()) + int(b.max()) < 2 ** 31:
+        # 常见情况：都放得进 int32。第 k 位（k = 1…K）进位 ⇔ ⌊(u+v)/10^k⌋ − ⌊u/10^k⌋ − ⌊v/10^k⌋ = 1（否则是 0），
+        # 所以进位数 = Σ_k ⌊X/10^k⌋ − ⌊U/10^k⌋ − ⌊V/10^k⌋，X = U + V：加法 U = a、V = b；
+        # 减法的借位就是"小 + 差 = 大"的进位：U = 小、V = 差、X = 大（乘法不用，按加法算了扔掉）
+        ar, br = a.astype(np.int32), b.astype(np.int32)
+        sub = op == 1
+        u = np.where(sub, np.minimum(ar, br), ar)
+        v = np.where(sub, np.abs(ar - br), br)
+        xs = u + v
+        count = np.zeros(len(a), dtype=np.int32)
+        for k in range(1, K + 1):
+            p = np.int32(10 ** k)
+            count += xs // p
+            count -= u // p
+            count -= v // p
+        np.minimum(count, 3, out=count)
+        level = np.where(op == 2, (br >= 10).astype(np.int32) * 2 + (a >= 100), count)
+        return op * 4 + level
+    ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
+    sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
+    carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
+    for k in range(1, K + 1):
+        p = np.int32(10 ** k)
+        am, bm = ar - ar // p * p, br - br // p * p
+        carries += am + bm >= p
+        borrows += (am - bm) * sign < 0
+    mul = (br >= 10).view(np.int8) * np.int8(2) + (a >= 100).view(np.int8)
+    level = np.where(op == 0, np.minimum(carries, np.int8(3)), np.where(op == 1, np.minimum(borrows, np.int8(3)), mul))
+    return op * 4 + level
+
+
+def _context_ids_general(op_ids, a, b):
+    """context_ids_np 的通用算法（a、b 已经取了绝对值、不为空）：任意大小的数都对。"""
     # 低 k 位向高位进位 ⇔ (a mod 10^k) + (b mod 10^k) ≥ 10^k；借位 ⇔ (大 mod 10^k) < (小 mod 10^k)。
     # 每个 k 一行（形状 (D, N)），一次算完所有数位，不用逐位循环。档位最多数到 3，所以 k 只要到"小的那个数的位数 d + 2"：
     # k > d 时第 k 位有进位（借位）⇒ 第 k − 1 位也有（那一位必须是 9（0）），所以 d 以上的进位（借位）从 d 开始一位接一位，
@@ -366,7 +408,7 @@ def apply_op_np(op_ids, a, b, proc_ids, rng, exact=None, bug=None):
     out = exact.copy() if bug is None else np.where(proc_ids == 1, bug, exact)
     rows = np.nonzero(proc_ids == 1)[0] if bug is None else ()
     if len(rows):
-        out[rows] = _bug_np(op_ids[rows], a[rows], b[rows], exact[rows])
+        out[rows] = bug_np(op_ids[rows], a[rows], b[rows], exact[rows])
     slip = np.nonzero(proc_ids == 2)[0]
     if len(slip):
         e = exact[slip]
@@ -389,7 +431,33 @@ def _powers_of_ten(largest):
     return _POWERS_OF_TEN[:len(str(largest)) + 1]
 
 
-def _bug_np(op_ids, a, b, exact):
+_FAST_SIZE = 256
+"""context_ids_np、bug_np：数组至少这么长时用逐位的快速算法（短数组用通用算法：numpy 调用次数少）。"""
+
+
+def bug_np(op, x, b, exact):
+    """
+    向量化：bug 做法的结果（非负数逐位不进位地加 / 减，乘法乘以 b 的各位数字之和；有负数时就是正确结果 exact）。
+
+    【思路】常见情况操作数 b 只有几位（0 ≤ b < 10^4）：只逐位算 b 的那几位，更高的位 bug 不改（加 0、减 0）；
+        否则（或者数组很短）用 _bug_general。两种算法逐个相同（tests/test_arithmetic.py 对照）。
+    【参数】op：int 数组（OPS 的下标）；x、b、exact：int64 数组（exact 是正确结果，exact_np 算的）
+    【返回】int64 数组
+    """
+    if len(x) < _FAST_SIZE or b.min() < 0 or b.max() >= 10 ** 4:
+        return _bug_general(op, x, b, exact)
+    D = len(str(int(b.max())))
+    xs = np.maximum(x, 0)
+    out = np.where(op == 2, xs * sum((b // _POWERS_OF_TEN[d]) % 10 for d in range(D)), xs - xs % _POWERS_OF_TEN[D])
+    add = op == 0
+    for d in range(D):
+        xd, bd = (xs // _POWERS_OF_TEN[d]) % 10, (b // _POWERS_OF_TEN[d]) % 10
+        out += np.where(op == 2, 0, np.where(add, (xd + bd) % 10, np.abs(xd - bd)) * _POWERS_OF_TEN[d])
+    return np.where(x >= 0, out, exact)
+
+
+def _bug_general(op_ids, a, b, exact):
+    """bug_np 的通用算法：任意大小的数都对。"""
     if a.min() >= 0 and b.min() >= 0:                 # 常见情况：都是非负数，不用逐个挑出负数
         ok, x, y = True, a, b
     else:
