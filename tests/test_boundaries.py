@@ -56,7 +56,8 @@ GOOD = {"model": lambda: TrainableLLM(1e9), "problems": lambda: PROBLEMS, "train
 OVERRIDES = {"context_key": {"a": lambda: 47, "b": lambda: 12}, "check_problems": {"name": lambda: "problems"},
              "log_likelihood": {"data": lambda: DATA}, "sft": {"data": lambda: DATA},
              "evaluate": {"rng": lambda: random.Random(0)}, "entropy_of": {"rng": lambda: random.Random(0)},
-             "best_of_k_from_verdicts": {"k": lambda: 1}, "sample_subset": {"rows": lambda: np.array([0, 2])}, "diff_presets": {"a": lambda: "grpo", "b": lambda: "dapo"},
+             "best_of_k_from_verdicts": {"k": lambda: 1}, "sample_subset": {"rows": lambda: np.array([0, 2])},
+             "diff_presets": {"a": lambda: "grpo", "b": lambda: "dapo"},
              "gspo_surrogate": {"log_ratio": lambda: np.zeros((2, 2)), "adv": lambda: np.ones(2),
                                 "mask": lambda: np.ones((2, 2), bool)}}
 

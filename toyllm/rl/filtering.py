@@ -119,7 +119,8 @@ def draw_groups(model, batch, cfg, rng, *, table=None):
     drawn, kept, kept_problems, n_constant, n_kept = [], [], [], 0, 0
     for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
         rows = np.sort(rng.choice(len(batch), size=n_draw, replace=False))
-        roll = sample_subset(model, batch, rows, G, rng, cfg.temperature, table=table)   # = sample_rollouts(…, batch.subset(rows), …)
+        # = sample_rollouts(model, batch.subset(rows), G, rng, cfg.temperature)，不先拼出小 ProblemBatch
+        roll = sample_subset(model, batch, rows, G, rng, cfg.temperature, table=table)
         drawn.append(roll)
         constant = losses.constant_groups(step_rewards(roll, cfg.reward), G, roll.mask)
         n_constant += int(constant.sum())

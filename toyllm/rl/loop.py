@@ -213,7 +213,8 @@ class _Run:
         if cfg.staleness:                          # 用 k 次更新之前的参数采样
             sampler_model = TrainableLLM(self.model.size)
             sampler_model.params[:] = self.snapshots[0]
-        draws = draw_groups(sampler_model, self.batch, cfg, self.rng, table=self.policy(sampler_model.params, cfg.temperature))
+        table = self.policy(sampler_model.params, cfg.temperature)
+        draws = draw_groups(sampler_model, self.batch, cfg, self.rng, table=table)
         if draws.short:
             self.short += 1
             if cfg.on_short == "raise":
@@ -268,8 +269,8 @@ class _Run:
         stats = []
         for _ in range(cfg.mu):
             res = kernel.loss_and_grad(model.params, self.base, steps, cfg, ref_logp, self.surrogate_fn,
-                                       want_kl_est=False, rng=self.loss_rng, probs=self.policy(model.params, cfg.temperature),
-                                       taken=taken)
+                                       want_kl_est=False, rng=self.loss_rng,
+                                       probs=self.policy(model.params, cfg.temperature), taken=taken)
             stats.append((res.loss, _norm(res.grad), res.clip_low, res.clip_high))
             self.optimizer.step(model.params, res.grad)
             self.updates_done += 1
