@@ -5,6 +5,7 @@
 """
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,13 @@ def _resolve(importer, level, module):
 
 def _imports(name):
     """[(被导入的模块, 导入的名字 或 None, 行号)]：名字是子模块时算作导入那个子模块。"""
-    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    return list(_imports_of(name, MODULES[name].read_text(encoding="utf-8"), frozenset(MODULES)))
+
+
+@functools.lru_cache(maxsize=None)
+def _imports_of(name, source, modules):
+    """_imports 的计算（每个测试都要整个包的导入图：同样的源码、同样的模块表只解析一次）。"""
+    tree = ast.parse(source)
     out, aliases = [], {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -90,7 +97,7 @@ def _imports(name):
                 continue
             for a in node.names:
                 sub = f"{base}.{a.name}" if base else a.name
-                if sub in MODULES:
+                if sub in modules:
                     out.append((sub, None, node.lineno))
                     aliases[a.asname or a.name] = sub
                 else:
@@ -98,7 +105,7 @@ def _imports(name):
     for node in ast.walk(tree):                            # 通过模块别名取私有属性：losses._x
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
             out.append((aliases[node.value.id], node.attr, node.lineno))
-    return out
+    return tuple(out)
 
 
 def _private(attr):
