@@ -30,6 +30,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from background import Background
 
 pytestmark = pytest.mark.browser
 
@@ -143,14 +144,6 @@ def running_jupyterlab(tmp_path, notebooks):
         log.close()
 
 
-@pytest.fixture
-def jupyterlab(tmp_path):
-    """在临时目录里启动 JupyterLab（只放作业三），返回 (基础网址, token, 根目录)；测试结束后关掉它。"""
-    _requirements()
-    with running_jupyterlab(tmp_path, [NOTEBOOK]) as lab:
-        yield lab
-
-
 def _wait_for_idle_kernel(base, token, timeout=120):
     """等到 notebook 的内核启动并空闲（否则 Run All 会弹出"选择内核"的对话框）。"""
     deadline = time.monotonic() + timeout
@@ -162,14 +155,30 @@ def _wait_for_idle_kernel(base, token, timeout=120):
     pytest.fail("内核没有在规定时间内启动")
 
 
-def test_grpo_dashboard_in_a_real_browser(jupyterlab):
+def _run_dashboard(tmp):
+    """
+    在临时目录里启动 JupyterLab（只放作业三），在 chromium 里运行整个 notebook、拨动面板，逐项检查（失败就抛出）。
+    大部分时间在等 JupyterLab、内核和 chromium（子进程）：在后台线程里先开始（tests/background.py），别的测试同时运行。
+    """
+    chromium = _requirements()
+    with running_jupyterlab(tmp, [NOTEBOOK]) as (base, token, _):
+        _drive_dashboard(chromium, base, token)
+
+
+BACKGROUND = Background(_run_dashboard, "browser", priority=1)
+
+
+def test_grpo_dashboard_in_a_real_browser(tmp_path_factory):
+    BACKGROUND.get(tmp_path_factory)
+
+
+def _drive_dashboard(chromium, base, token):
     from playwright.sync_api import sync_playwright
 
-    base, token, _ = jupyterlab
     ARTIFACTS.mkdir(exist_ok=True)
     problems = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=shutil.which("chromium"), headless=True, args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
         page.set_default_timeout(TIMEOUT_MS)
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" and "widget" in m.text.lower()

@@ -13,6 +13,7 @@
     截图存到 artifacts/site_lecture06.png。网站构建到临时目录（测试的是当前的源文件，不是上次 make site 的结果）。
 """
 
+import contextlib
 import functools
 import http.server
 import re
@@ -51,19 +52,38 @@ def _build(out):
     return html
 
 
-BACKGROUND = Background(_build, "site", priority=2)
-"""构建网站要十几秒（jupyter-book 的子进程）：在后台先开始（tests/background.py）。"""
+def _build_and_visit(out):
+    """
+    构建网站，再在断网的 chromium 里打开每一页、逐项检查（_visit_pages）。返回 (html 目录, None 或 打开页面时的异常)：
+    页面的检查失败只让 test_every_page_offline_formulas_images_toc 失败，不连累只读 html 文件的测试。
+    """
+    html = _build(out)
+    try:
+        _visit_pages(html)
+        return html, None
+    except (Exception, pytest.fail.Exception) as e:            # noqa: BLE001 —— 交给打开页面的测试重新抛出
+        return html, e
+
+
+BACKGROUND = Background(_build_and_visit, "site", priority=2)
+"""构建网站（jupyter-book 的子进程）和在浏览器里打开每一页要半分钟：在后台先开始（tests/background.py）。"""
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """网站构建到临时目录，返回 html 目录（后台已经开始构建时等它做完）。"""
+def built(tmp_path_factory):
+    """(html 目录, 打开页面时的异常 或 None)：后台已经开始时等它做完。"""
     return BACKGROUND.get(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
-def server(site):
-    """在 127.0.0.1 的随机端口上提供网站（只在本机）；返回基础网址。"""
+def site(built):
+    """网站构建到临时目录，返回 html 目录。"""
+    return built[0]
+
+
+@contextlib.contextmanager
+def serving(site):
+    """在 127.0.0.1 的随机端口上提供网站（只在本机）；给出基础网址。"""
     handler = functools.partial(_QuietHandler, directory=str(site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -117,7 +137,17 @@ def test_source_numbers_link_to_their_row(site):
     assert linked > 0 and not broken, f"链接了 {linked} 次；没有锚点的：{broken}"
 
 
-def test_every_page_offline_formulas_images_toc(server):
+def test_every_page_offline_formulas_images_toc(built):
+    if built[1] is not None:
+        raise built[1]
+
+
+def _visit_pages(site):
+    with serving(site) as server:
+        _check_pages(server)
+
+
+def _check_pages(server):
     blocked = []
     ARTIFACTS.mkdir(exist_ok=True)
     typeset = {}
