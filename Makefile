@@ -26,7 +26,9 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.stamp-dev
 CONSTRAINTS ?= constraints.txt
 PIP_FLAGS ?=
-# UV=路径/uv 时改用 uv 安装（快得多；CI 用，见 .ci/run），否则用 pip
+# UV=路径/uv 时改用 uv 安装（快得多；CI 用，见 .ci/run），否则用 pip。pip 装完会把 .py 编译成 .pyc，uv 默认不编译：
+# 加 --compile-bytecode 和 pip 一样。否则在设了 PYTHONDONTWRITEBYTECODE 的机器上（例如 CI），每个新进程（每个
+# notebook 的内核、JupyterLab、nbgrader……）都要把用到的几千个模块重新编译一遍，make test 因此多花一两分钟的 CPU。
 UV ?=
 PYTEST_ARGS ?=
 SITE_OUT ?= site
@@ -52,7 +54,7 @@ $(VENV)/.stamp-%: pyproject.toml $(CONSTRAINTS)
 		$(PYTHON) -m venv $(VENV) || exit 1; \
 	fi
 	@echo ">>> 安装 toyllm[$*] 到 $(VENV)$(if $(CONSTRAINTS),（版本按 $(CONSTRAINTS)）)。第一次要下载几百 MB，需要几分钟；以后就不用了"
-	$(if $(UV),$(UV) pip install --python $(VPY),$(VPY) -m pip install --progress-bar on) \
+	$(if $(UV),$(UV) pip install --compile-bytecode --python $(VPY),$(VPY) -m pip install --progress-bar on) \
 		$(if $(CONSTRAINTS),-c $(CONSTRAINTS)) $(PIP_FLAGS) -e '.[$*]'
 	@touch $@
 
@@ -81,8 +83,10 @@ lab: $(VENV)/.stamp-notebook
 # 默认一个进程（TEST_WORKERS=0）：两个进程时，机器一忙，带小部件的 notebook 的内核偶尔卡住（作业评分等满 60 秒、
 # Voilà 页面打不开；ipykernel 7 的已知问题，见 microsoft/vscode-jupyter#17410、jupyter/nbclient#312），CI 不能冒这个险。
 # 想快一些、也能接受偶尔重跑：make test TEST_WORKERS=2
+# 先编译 toyllm 的 .pyc（可编辑安装的包 pip 不编译）：测试启动的几十个内核就不用各自再编译一遍。
 TEST_WORKERS ?= 0
 test: $(STAMP)
+	$(VPY) -m compileall -q toyllm
 	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder \
 		--nbval --nbval-current-env --ignore=notebooks/homework/release $(PYTEST_ARGS)
 	$(VPY) -m pytest --nbval-lax --nbval-current-env notebooks/homework/release
