@@ -133,7 +133,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     else:
         ctx, flat = taken
     logp = np.zeros(m.shape)
-    logp[m] = _log(np.take(pi, flat))
+    logp[m] = np.take(_log(pi), flat)          # 先对 (12, 3) 的表取 log 再按步取出：和逐步取 log 的数逐位相同，少算上千次 log
     H = ent = None
     if cfg.entropy_coef != 0:
         ent = losses.entropy(pi, log_softmax_rows(logits, T), T)
