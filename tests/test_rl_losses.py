@@ -86,7 +86,7 @@ def _run(problems, **cfg):
 SPIES = [
     ("clipped_surrogate", {"mu": 2}, lambda r, m: m),                             # 每次更新一次
     ("kl_estimator", {"beta": 0.1, "kl_estimator": "k2"}, lambda r, m: r + m),   # 采样时的记录 + 每次更新
-    ("entropy", {"entropy_coef": 0.05}, lambda r, m: r * 1 + m * 1),
+    ("entropy", {"entropy_coef": 0.05}, lambda r, m: m * 1),      # 每次更新一次（记录里的熵只要值：entropy.entropy_value）
     ("aggregation_weights", {"loss_agg": "token-mean"}, lambda r, m: r * 1),     # 每批一次
     ("group_advantages", {}, lambda r, m: r * 1),
     ("step_rewards", {}, lambda r, m: r * 2),                                    # 过滤一次 + 记录一次

@@ -206,7 +206,8 @@ def sample_subset(model, batch, rows, n, rng, temperature=1.0, *, table=None):
     check_table_model(model)
     batch = prepare_problems(batch, "batch")
     rows = np.asarray(rows)
-    if rows.ndim != 1 or len(rows) == 0 or rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= len(batch):
+    if rows.ndim != 1 or len(rows) == 0 or rows.dtype.kind not in "iu" or np.minimum.reduce(rows) < 0 \
+            or np.maximum.reduce(rows) >= len(batch):            # = rows.min()、rows.max()，不走 Python 包装
         raise ValueError(f"rows 必须是非空的一维整数数组（题号 0 … {len(batch) - 1}），收到 {rows!r}"[:300])
     n = as_int("n", n, low=1)
     if not isinstance(rng, np.random.Generator):
