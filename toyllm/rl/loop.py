@@ -91,7 +91,7 @@ def _sampling_stats(contexts, flat, logits, ref_logp_table, cfg):
     kl = losses.kl_estimator(logpi, ref_logp_table, cfg.kl_estimator).value       # (12, 3)：每个 (情境, 做法) 一个估计
     # 每步的 KL 估计按 (情境, 做法) 拉平后的下标 3c + a 取出（一维的 take 比二维的花式索引快，取出的数和顺序都一样）
     return {"entropy": float(visits @ entropy_value(pi, logpi)),
-            "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
+            "kl_exact": float(visits @ np.add.reduce(pi * (logpi - ref_logp_table), axis=1)),     # = (…).sum(axis=1)
             "kl_est": _mean(np.take(kl, flat))}
 
 
