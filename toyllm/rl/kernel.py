@@ -125,7 +125,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     """
     _check_update(params, base, steps, cfg)
     T, m = cfg.temperature, steps.mask
-    logits = base + params
+    logits = base + params if probs is None or cfg.entropy_coef != 0 else None      # 只有要算 π 或熵的时候才用到
     pi = softmax_rows(logits, T) if probs is None else probs     # 和采样器同一个函数：参数没变时 ρ 恰好是 1
     if taken is None:
         ctx = steps.ctx[m]
