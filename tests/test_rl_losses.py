@@ -61,6 +61,18 @@ def test_entropy_derivative_matches_finite_differences():
         assert np.allclose(d[:, j], _fd(lambda t: H(logits + t * e), 0.0), atol=1e-7)
 
 
+def test_logged_entropy_is_the_taught_entropy_bit_for_bit():
+    """训练记录里的熵用 entropy.entropy_value（不求导）：和 losses.entropy(...).value 逐位相同，π = 0 的项也一样。"""
+    from toyllm.entropy import entropy_value
+    from toyllm.logits import log_softmax
+    logits = np.random.default_rng(3).normal(size=(12, 3))
+    logits[0, 2] = -np.inf                                     # 概率为 0 的做法：0 · log 0 = 0
+    logpi = log_softmax(logits / 0.7)
+    pi = np.exp(logpi)
+    with np.errstate(invalid="ignore"):                        # 0 · (−inf) 先算出 NaN，再被 np.where 换成 0
+        assert np.array_equal(entropy_value(pi, logpi), losses.entropy(pi, logpi, 0.7).value)
+
+
 def test_aggregate_loss_is_the_weighted_sum():
     mask = np.array([[True, True, False], [True, False, False]])
     per_step = np.array([[1.0, 1.0, np.nan], [4.0, np.inf, 7.0]])         # mask 外的值不参与
@@ -86,7 +98,7 @@ def _run(problems, **cfg):
 SPIES = [
     ("clipped_surrogate", {"mu": 2}, lambda r, m: m),                             # 每次更新一次
     ("kl_estimator", {"beta": 0.1, "kl_estimator": "k2"}, lambda r, m: r + m),   # 采样时的记录 + 每次更新
-    ("entropy", {"entropy_coef": 0.05}, lambda r, m: r * 1 + m * 1),
+    ("entropy", {"entropy_coef": 0.05}, lambda r, m: m * 1),      # 每次更新一次（记录里的熵只要值：entropy.entropy_value）
     ("aggregation_weights", {"loss_agg": "token-mean"}, lambda r, m: r * 1),     # 每批一次
     ("group_advantages", {}, lambda r, m: r * 1),
     ("step_rewards", {}, lambda r, m: r * 2),                                    # 过滤一次 + 记录一次

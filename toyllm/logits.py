@@ -11,14 +11,14 @@ import numpy as np
 
 def softmax(z):
     """最后一维的 softmax：e = exp(z − max z)，再除以 Σ e。【例子】softmax(np.zeros(4)) → [0.25, 0.25, 0.25, 0.25]"""
-    e = np.exp(z - z.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
+    e = np.exp(z - np.maximum.reduce(z, axis=-1, keepdims=True))       # = z.max(-1, keepdims=True)，不走 Python 包装
+    return e / np.add.reduce(e, axis=-1, keepdims=True)                # = e.sum(-1, keepdims=True)，逐位相同
 
 
 def log_softmax(z):
     """最后一维的 log softmax：z − max z − log Σ exp(z − max z)（比 log(softmax(z)) 更稳）。"""
-    z = z - z.max(-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(-1, keepdims=True))
+    z = z - np.maximum.reduce(z, axis=-1, keepdims=True)
+    return z - np.log(np.add.reduce(np.exp(z), axis=-1, keepdims=True))
 
 
 __all__ = ["log_softmax", "softmax"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from ._checks import as_int, as_real
-from .arithmetic import CONTEXTS, OP_INDEX, apply_op_np, context_ids_np, exact_np
+from .arithmetic import CONTEXTS, OP_INDEX, apply_op_np, bug_np, context_ids_np, exact_np
 from .policy import check_table_model, logit_table, softmax_rows
 from .problems import check_problems
 
@@ -206,7 +206,8 @@ def sample_subset(model, batch, rows, n, rng, temperature=1.0, *, table=None):
     check_table_model(model)
     batch = prepare_problems(batch, "batch")
     rows = np.asarray(rows)
-    if rows.ndim != 1 or len(rows) == 0 or rows.dtype.kind not in "iu" or rows.min() < 0 or rows.max() >= len(batch):
+    if rows.ndim != 1 or len(rows) == 0 or rows.dtype.kind not in "iu" or np.minimum.reduce(rows) < 0 \
+            or np.maximum.reduce(rows) >= len(batch):            # = rows.min()、rows.max()，不走 Python 包装
         raise ValueError(f"rows 必须是非空的一维整数数组（题号 0 … {len(batch) - 1}），收到 {rows!r}"[:300])
     n = as_int("n", n, low=1)
     if not isinstance(rng, np.random.Generator):
@@ -280,9 +281,10 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
             a = _choose(pr, u)
             logp[live, t] = np.log(pr[np.arange(len(a)), a])
             probs[live, t] = pr
-        fix = off[a[off] == 1]
-        if len(fix):
-            bug[fix] = apply_op_np(op[fix], xl[fix], b[fix], a[fix], None, exact=exact[fix])
+        if len(off):                           # 走偏了又选了 bug 的行：bug 的结果现算
+            fix = off[a[off] == 1]
+            if len(fix):                       # = apply_op_np(…, a[fix] 全是 1, None, exact=…)，直接调它里面的 bug_np
+                bug[fix] = bug_np(op[fix], xl[fix], b[fix], exact[fix])
         v = apply_op_np(op, xl, b, a, rng, exact=exact, bug=bug)
         ctx[live, t], actions[live, t], values[live, t] = c, a, v
         step_ok[live, t] = v == exact

@@ -123,7 +123,7 @@ def draw_groups(model, batch, cfg, rng, *, table=None):
         roll = sample_subset(model, batch, rows, G, rng, cfg.temperature, table=table)
         drawn.append(roll)
         constant = losses.constant_groups(step_rewards(roll, cfg.reward), G, roll.mask)
-        n_constant += int(constant.sum())
+        n_constant += int(np.count_nonzero(constant))        # = int(constant.sum())
         if not cfg.dynamic_sampling:
             kept.append(roll)
             kept_problems.append(rows[roll.problem])

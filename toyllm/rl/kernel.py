@@ -125,7 +125,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     """
     _check_update(params, base, steps, cfg)
     T, m = cfg.temperature, steps.mask
-    logits = base + params
+    logits = base + params if probs is None or cfg.entropy_coef != 0 else None      # 只有要算 π 或熵的时候才用到
     pi = softmax_rows(logits, T) if probs is None else probs     # 和采样器同一个函数：参数没变时 ρ 恰好是 1
     if taken is None:
         ctx = steps.ctx[m]
@@ -133,7 +133,7 @@ def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl
     else:
         ctx, flat = taken
     logp = np.zeros(m.shape)
-    logp[m] = _log(np.take(pi, flat))
+    logp[m] = np.take(_log(pi), flat)          # 先对 (12, 3) 的表取 log 再按步取出：和逐步取 log 的数逐位相同，少算上千次 log
     H = ent = None
     if cfg.entropy_coef != 0:
         ent = losses.entropy(pi, log_softmax_rows(logits, T), T)

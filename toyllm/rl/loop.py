@@ -23,6 +23,7 @@ import numpy as np
 
 from ..arithmetic import CONTEXTS
 from ..blas import one_blas_thread
+from ..entropy import entropy_value
 from ..exact import CorrectPaths, correct_paths, exact_pass_at_1, step_right
 from ..history import History, stop_on_interrupt
 from ..logits import log_softmax
@@ -78,7 +79,9 @@ def _sampling_stats(contexts, flat, logits, ref_logp_table, cfg):
     采样策略在这一次经过的所有步上的熵、KL（精确 / 估计）。动态采样丢掉的组也算。
 
     【思路】这几个数只取决于每一步的 (情境, 做法)，所以先在 (12, 3) 的表上算，再按经过的步取出来：
-        熵和 KL 的公式各自只调用一次（losses.entropy、losses.kl_estimator），不在上千步上重复。
+        熵和 KL 的公式各自只调用一次（entropy.entropy_value、losses.kl_estimator），不在上千步上重复。
+        熵只记录、不求导：用 entropy_value（= losses.entropy(...).value，逐位相同），不算导数、不重复检查输入
+        （π 是这里自己从 logits 算的；有 NaN 时上一行的 kl_estimator 已经报错）。
     【参数】contexts、flat：_steps_taken(这次采到的全部解答)；logits：(12, 3) 采样策略的 logits；
         ref_logp_table：(12, 3) 参考策略的对数概率；cfg：RLConfig
     """
@@ -87,8 +90,8 @@ def _sampling_stats(contexts, flat, logits, ref_logp_table, cfg):
     pi = np.exp(logpi)
     kl = losses.kl_estimator(logpi, ref_logp_table, cfg.kl_estimator).value       # (12, 3)：每个 (情境, 做法) 一个估计
     # 每步的 KL 估计按 (情境, 做法) 拉平后的下标 3c + a 取出（一维的 take 比二维的花式索引快，取出的数和顺序都一样）
-    return {"entropy": float(visits @ losses.entropy(pi, logpi, cfg.temperature).value),
-            "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
+    return {"entropy": float(visits @ entropy_value(pi, logpi)),
+            "kl_exact": float(visits @ np.add.reduce(pi * (logpi - ref_logp_table), axis=1)),     # = (…).sum(axis=1)
             "kl_est": _mean(np.take(kl, flat))}
 
 
