@@ -15,7 +15,7 @@
 
 import numpy as np
 
-from toyllm.arithmetic import apply_op_np, context_ids_np, exact_np
+from toyllm.arithmetic import apply_op_np, bug_np, context_ids_np, exact_np
 from toyllm.policy import base_logit_table, softmax_rows
 from toyllm.sampler import VALUE_LIMIT, prepare_problems
 
@@ -68,7 +68,7 @@ def floor_grpo(size, problems, iterations=50, batch_problems=32, group_size=8, l
                 v[bug] = path_bug[p[bug], t]
                 bo = bug[~on[bug]]
                 if len(bo):
-                    v[bo] = apply_op_np(ops[p[bo], t], xl[bo], operands[p[bo], t], a[bo], None, exact=ex[bo])
+                    v[bo] = bug_np(ops[p[bo], t], xl[bo], operands[p[bo], t], ex[bo])
             slip = np.nonzero(a == 2)[0]
             if len(slip):                                  # careless：哪一位、多还是少（和 apply_op_np 同样的抽法）
                 e = ex[slip]

@@ -98,7 +98,7 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         # ρ 全是 1（μ = 1，或 μ 次更新的第一次：参数还没动）：不裁剪，l = −A，∂l/∂ρ = ∂l/∂log π = −A。
         # 和下面的一般公式逐位相同（min(A, 1·A) = A，1·A = A），只是少算十几次整批的运算
         out = Surrogate(-a, np.zeros(a.shape, bool), np.zeros(a.shape, bool))
-        out.dloss_dratio, out.dloss_dlogp = -a, -a
+        out.dloss_dratio, out.dloss_dlogp = -a, -a              # 三个各自的数组（调用者改一个不会改到另一个）
         return out
     low = (rho < 1.0 - eps_low) & (a < 0)
     high = (rho > 1.0 + eps_high) & (a > 0)
