@@ -9,13 +9,11 @@
 【隔离】Voilà 的配置、运行时、数据目录放在临时目录里；端口是随机的空闲端口；测试结束只关掉自己启动的进程。
 """
 
-import contextlib
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from background import Background
 from browser_offline import offline_context, require
 from test_browser import ARTIFACTS, _free_port, wait_for_server
 
@@ -47,22 +45,23 @@ def test_every_dashboard_notebook_only_calls_a_public_entry_point():
 DASHBOARD_CASES = [("hw1_gradient", "每题样本数 n"), ("hw2_passk", "每题样本数 n"), ("hw3_grpo", "迭代次数")]
 
 
-@contextlib.contextmanager
-def running_voila(tmp, dashboard):
-    """和 make voila 一样启动 Voilà（同样的参数、同样的离线模板），给出网址；结束时只关掉自己启动的进程。"""
+@pytest.fixture(params=DASHBOARD_CASES, ids=[c[0] for c in DASHBOARD_CASES])
+def voila(request, tmp_path):
+    """和 make voila 一样启动 Voilà（同样的参数、同样的离线模板），返回 (网址, 滑块名字, 面板名)。"""
+    dashboard, slider = request.param
     exe = require("voila", "voila")
     port = _free_port()
     jupyter_path = os.pathsep.join(filter(None, [str(DASHBOARDS / "jupyter"), os.environ.get("JUPYTER_PATH")]))
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-               IPYTHONDIR=str(tmp / "ipython"), JUPYTER_PATH=jupyter_path)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
+               IPYTHONDIR=str(tmp_path / "ipython"), JUPYTER_PATH=jupyter_path)
     args = _make_voila_args(dashboard)
-    log = open(tmp / "voila.log", "w", encoding="utf-8")
+    log = open(tmp_path / "voila.log", "w", encoding="utf-8")
     proc = subprocess.Popen([str(exe), *args, "--no-browser", f"--port={port}"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_server(proc, base + "/", log, "Voilà", timeout=240)   # Voilà 先把面板算出来才响应
-        yield base
+        yield base, slider, dashboard
     finally:
         proc.terminate()
         try:
@@ -71,28 +70,6 @@ def running_voila(tmp, dashboard):
             proc.kill()
             proc.wait()
         log.close()
-
-
-def _run_dashboards(tmp):
-    """
-    三个面板一个接一个：启动 Voilà、在断网的 chromium 里拨动滑块、逐项检查。{面板: None（通过）或 它的异常}。
-    大部分时间在等 Voilà、内核和 chromium（子进程）：在后台线程里先开始（tests/background.py），别的测试同时运行；
-    一个面板失败不影响检查别的面板，每个面板的测试重新抛出它自己的异常。
-    """
-    results = {}
-    for dashboard, slider in DASHBOARD_CASES:
-        folder = tmp / dashboard
-        folder.mkdir()
-        try:
-            with running_voila(folder, dashboard) as base:
-                _move_slider(base, slider, dashboard)
-            results[dashboard] = None
-        except (Exception, pytest.fail.Exception) as e:            # noqa: BLE001 —— 交给这个面板的测试重新抛出
-            results[dashboard] = e
-    return results
-
-
-BACKGROUND = Background(_run_dashboards, "voila", priority=1)
 
 
 def _make_voila_args(dashboard):
@@ -105,18 +82,8 @@ def _make_voila_args(dashboard):
 FIGURE = "() => { const i = [...document.querySelectorAll('.widget-output img')].pop(); return i ? i.src : null; }"
 
 
-@pytest.fixture(scope="module")
-def dashboards(tmp_path_factory):
-    return BACKGROUND.get(tmp_path_factory)
-
-
-@pytest.mark.parametrize("dashboard", [c[0] for c in DASHBOARD_CASES])
-def test_moving_a_slider_redraws_the_figure(dashboard, dashboards):
-    if dashboards[dashboard] is not None:
-        raise dashboards[dashboard]
-
-
-def _move_slider(base, label, dashboard):
+def test_moving_a_slider_redraws_the_figure(voila):
+    base, label, dashboard = voila
     ARTIFACTS.mkdir(exist_ok=True)
     blocked = []
     with offline_context(blocked) as context:
