@@ -198,20 +198,32 @@ def _step_probs(state, rows, step, forward, batch, tables, bound):
     rows 这些状态走一步的全部结果：(来源行, 新值, 概率)；来源行是 rows 里的位置。
     tables：(L, 12, 3) 每一步的概率表；只有一张 (1, 12, 3) 时所有步共用它（有思维链的模型）。
     """
+    if not forward:
+        src, x, proc, coef, op, b, t = _sources(state, rows, step, batch, bound)
+        return src, x, _source_probs(op[src], x, b[src], t[src], proc, coef, tables)
     pid, x, _ = state
     pid, x = pid[rows], x[rows]
     t = step[pid]
     op, b = batch.ops[pid, t], batch.operands[pid, t]
-    shared = len(tables) == 1
-    if forward:
-        ctx = context_ids_np(op, x, b)
-        return step_outcomes(op, x, b, tables[0][ctx] if shared else tables[t, ctx])
-    src, x, proc, coef = preimages(op, b, x, bound[pid, t])
-    op, b = op[src], b[src]
+    ctx = context_ids_np(op, x, b)
+    return step_outcomes(op, x, b, tables[0][ctx] if len(tables) == 1 else tables[t, ctx])
+
+
+def _sources(state, rows, step, batch, bound):
+    """倒着走一步的候选（还没乘概率）：preimages 的 (来源行, x, 做法, 系数)，加上 rows 这些状态的 (运算, 运算数, 步号)。"""
+    pid, y, _ = state
+    pid, y = pid[rows], y[rows]
+    t = step[pid]
+    op, b = batch.ops[pid, t], batch.operands[pid, t]
+    return preimages(op, b, y, bound[pid, t]) + (op, b, t)
+
+
+def _source_probs(op, x, b, t, proc, coef, tables):
+    """从 x 用做法 proc 在第 t 步写出 y 的概率 π(做法 | c(x)) · 系数（每个候选一个）。"""
     at = context_ids_np(op, x, b) * 3 + proc
-    if not shared:
-        at += t[src] * (3 * tables.shape[1])
-    return src, x, tables.reshape(-1)[at] * coef
+    if len(tables) > 1:
+        at += t * (3 * tables.shape[1])
+    return tables.reshape(-1)[at] * coef
 
 
 def advance(state, move, step, forward, batch, tables, bound):
@@ -244,6 +256,40 @@ def advance(state, move, step, forward, batch, tables, bound):
     return tuple(out)
 
 
+_HASH = np.uint64(0x9E3779B97F4A7C15)              # 乘法散列的乘数（2^64 / 黄金比例，奇数）
+
+
+def _find(table, key):
+    """
+    在排好的 table 里找 key 的每一项：返回 (找到的 key 的位置, 它在 table 里的位置)，和逐个二分查找的结果相同。
+
+    【思路】二分查找每个数要跳十几次、每次都可能缺缓存，而大多数 key 根本不在表里。所以用散列表：
+        table 的每一项按乘法散列放进 4 倍大的槽里（槽里记它在 table 里的位置，空槽记 n），key 只看自己的槽：
+        槽里那一项就是它，就找到了。几项撞进同一个槽时只留下一项，撞过的槽里没对上的 key 再二分查找一次（很少）。
+    """
+    n = len(table)
+    bits = max(int(4 * n).bit_length(), 10)
+    shift = np.uint64(64 - bits)
+    slot_of = (table.view(np.uint64) * _HASH) >> shift
+    slots = np.full(1 << bits, n, dtype=np.int32)         # 空槽记 n（指向末尾的哨兵，和任何键都不相等）
+    idx = np.arange(n, dtype=np.int32)
+    slots[slot_of] = idx
+    lost = np.nonzero(slots[slot_of] != idx)[0]          # 撞了槽、没留下的项
+    hk = (key.view(np.uint64) * _HASH) >> shift
+    j = slots[hk]
+    good = np.append(table, -1)[j] == key                 # 键都 ≥ 0
+    if len(lost):
+        crowded = np.zeros(1 << bits, dtype=bool)
+        crowded[slot_of[lost]] = True
+        redo = np.nonzero(~good & crowded[hk])[0]
+        i = np.searchsorted(table, key[redo])
+        np.minimum(i, n - 1, out=i)
+        found = table[i] == key[redo]
+        j[redo[found]], good[redo[found]] = i[found], True
+    hit = np.nonzero(good)[0]
+    return hit, j[hit]
+
+
 def meet(fwd, bwd, move, forward, step, batch, tables, bound):
     """
     move[题号] 为真的题只差一步（第 step[题号] 步）就两头相遇：不再合并，这一步的每个结果直接到另一头查表。
@@ -256,15 +302,19 @@ def meet(fwd, bwd, move, forward, step, batch, tables, bound):
     P = len(move)
     if not len(rows) or not len(other[0]):
         return np.zeros(P)
-    src, y, pw = _step_probs(mine, rows, step, forward, batch, tables, bound)
-    q = pid[rows][src]
     there = np.nonzero(move[other[0]])[0]                  # 另一头只留这些题的状态（仍然排好）
     if not len(there):
         return np.zeros(P)
-    key, table = state_key(q, y), state_key(other[0][there], other[1][there])
-    i = np.searchsorted(table, key)
-    np.minimum(i, len(table) - 1, out=i)
-    hit = np.nonzero(table[i] == key)[0]
-    return np.bincount(q[hit], weights=w[rows][src[hit]] * pw[hit] * other[2][there[i[hit]]], minlength=P)
-
-
+    table = state_key(other[0][there], other[1][there])
+    if forward:
+        src, y, pw = _step_probs(mine, rows, step, True, batch, tables, bound)
+    else:                                                  # 倒着：先查表，只给查到的候选算情境和概率
+        src, y, proc, coef, op, b, t = _sources(mine, rows, step, batch, bound)
+    q = pid[rows][src]
+    hit, i = _find(table, state_key(q, y))
+    src, q = src[hit], q[hit]
+    if forward:
+        pw = pw[hit]
+    else:
+        pw = _source_probs(op[src], y[hit], b[src], t[src], proc[hit], coef[hit], tables)
+    return np.bincount(q, weights=w[rows][src] * pw * other[2][there[i]], minlength=P)
