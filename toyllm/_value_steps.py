@@ -3,7 +3,7 @@ exact.answer_probs 的零件：一步算术的全部结果（往前走）和全�
 
 【思路】answer_probs 带着"中间值的概率分布"从题目的两头往中间走（见它的说明）。这里的函数只管一步：
     step_outcomes：值 x 做一步，得到的每个结果和它的概率（correct、bug、careless 的每一位和方向）；
-    preimages：倒过来，哪些 x 做一步能写出 y，用哪种做法、概率的系数是多少；
+    preimages：倒过来，哪些 x 做一步能写出 y、用哪种做法（概率和它的系数由 _source_probs 算）；
     merge_states：相同的 (题号, 值) 合并、概率相加；value_bounds：每一步之前 |值| 的上界；
     advance：把一部分题的状态往前（或倒着）走一步；meet：只差一步的题走这一步，结果直接到另一头查表。
     状态一直按 (题号, 值) 排好，所以走完一步不用重新排整个池子，相遇时可以二分查找。
@@ -84,8 +84,8 @@ def _solve(c, move, lim, by_mul):
 
 def preimages(op, b, y, bound_in):
     """
-    一步倒着走：所有 |x| ≤ bound_in、这一步能从 x 写出 y 的 (来源行, x, 做法, 系数)，
-    从 x 用这种做法写出 y 的概率 = π(做法 | c(x)) · 系数（同一个 x 可能出现几次，每种做法一次）。
+    一步倒着走：所有 |x| ≤ bound_in、这一步能从 x 写出 y 的 (来源行, x, 做法)，
+    从 x 用这种做法写出 y 的概率 = π(做法 | c(x)) · 系数（同一个 x 可能出现几次，每种做法一次；系数见 _source_probs）。
 
     correct 和 careless 先找"正确结果" c：c = y（correct），或 c = y ± 10^i 且 c 有第 i 位（careless；c = 0 时只有
     y = 1），再解 c = x + b、x − b 或 x · b；bug（只对 x ≥ 0，负数时 bug 就是 correct）逐位解回去：加法不进位
@@ -102,7 +102,7 @@ def preimages(op, b, y, bound_in):
     # c = 0 只在 y = 1（0 往上写错只有 +1）；y = 0 时两边都是 |c| = 10^i，正负各一
     grow = np.where(room >= 1, _digits(np.minimum(room, 4e18).astype(np.int64)), 0)
     shrink = np.where(y == 0, grow, np.where(y == 1, 1, np.where(ay >= 2, _digits(ay // 2), 0)))
-    parts = []                                                             # (来源行, x, 做法, 系数)
+    parts = []                                                             # (来源行, x, 做法)
     for group in (np.nonzero(~mul)[0], np.nonzero(mul)[0]):               # 加减一组、乘一组
         if not len(group):
             continue
@@ -111,9 +111,9 @@ def preimages(op, b, y, bound_in):
         move = np.maximum(b[group], 1) if by_mul else np.where(op[group] == 0, -b[group], b[group])
         lim, yg = bound_in[group], y[group]
         k, x = _solve(yg, move, lim, by_mul)                               # correct
-        parts.append((group[k], x, 0, None))
+        parts.append((group[k], x, 0))
         neg = x < 0                                                        # 负数上 bug 就是 correct
-        parts.append((group[k[neg]], x[neg], 1, None))
+        parts.append((group[k[neg]], x[neg], 1))
         for count, side in ((grow[group], 1), (shrink[group], -1)):        # careless
             order = np.argsort(-count, kind="stable")
             top = -count[order]
@@ -122,10 +122,7 @@ def preimages(op, b, y, bound_in):
                 m = np.searchsorted(top, -i)                               # 前 m 行还有第 i 位的候选
                 c = yo[:m] + so[:m] * _POW10[i]
                 k, x = _solve(c, mo[:m], lo[:m], by_mul)
-                coef = 0.5 / _digits(c[k])
-                if side < 0 and i == 0:
-                    coef[c[k] == 0] = 1.0                                  # c = 0（y = 1）：0 写错只有 +1 一种
-                parts.append((rows[k], x, 2, coef))
+                parts.append((rows[k], x, 2))
     # bug：只对 y ≥ 0；只有 b 的 D 位会被 bug 改，更高的位原样照抄（x 的高位 = y 的高位）
     pos = y >= 0
     D = len(str(int(b.max()))) if n else 1
@@ -149,11 +146,10 @@ def preimages(op, b, y, bound_in):
     brow = np.concatenate([ra, rm, rs])
     bx = np.concatenate([xa, xm, xs])
     okb = np.nonzero((bx >= 0) & (bx <= bound_in[brow]))[0]
-    parts.append((brow[okb], bx[okb], 1, None))
-    sizes = [len(r) for r, _, _, _ in parts]
-    proc = np.repeat(np.array([k for _, _, k, _ in parts], dtype=np.int64), sizes)
-    coef = np.concatenate([np.ones(len(r)) if w is None else w for r, _, _, w in parts])
-    return (np.concatenate([r for r, _, _, _ in parts]), np.concatenate([x for _, x, _, _ in parts]), proc, coef)
+    parts.append((brow[okb], bx[okb], 1))
+    sizes = [len(r) for r, _, _ in parts]
+    proc = np.repeat(np.array([k for _, _, k in parts], dtype=np.int64), sizes)
+    return np.concatenate([r for r, _, _ in parts]), np.concatenate([x for _, x, _ in parts]), proc
 
 
 def state_key(pid, x):
@@ -212,8 +208,8 @@ def _step_probs(state, rows, step, forward, batch, tables, bound):
     tables：(L, 12, 3) 每一步的概率表；只有一张 (1, 12, 3) 时所有步共用它（有思维链的模型）。
     """
     if not forward:
-        src, x, proc, coef, op, b, t = _sources(state, rows, step, batch, bound)
-        return src, x, _source_probs(op[src], x, b[src], t[src], proc, coef, tables)
+        src, x, proc, op, b, t = _sources(state, rows, step, batch, bound)
+        return src, x, _source_probs(op[src], x, b[src], t[src], proc, tables)
     pid, x, _ = state
     pid, x = pid[rows], x[rows]
     t = step[pid]
@@ -223,7 +219,7 @@ def _step_probs(state, rows, step, forward, batch, tables, bound):
 
 
 def _sources(state, rows, step, batch, bound):
-    """倒着走一步的候选（还没乘概率）：preimages 的 (来源行, x, 做法, 系数)，加上 rows 这些状态的 (运算, 运算数, 步号)。"""
+    """倒着走一步的候选（还没算概率）：preimages 的 (来源行, x, 做法)，加上 rows 这些状态的 (运算, 运算数, 步号)。"""
     pid, y, _ = state
     pid, y = pid[rows], y[rows]
     t = step[pid]
@@ -231,12 +227,23 @@ def _sources(state, rows, step, batch, bound):
     return preimages(op, b, y, bound[pid, t]) + (op, b, t)
 
 
-def _source_probs(op, x, b, t, proc, coef, tables):
-    """从 x 用做法 proc 在第 t 步写出 y 的概率 π(做法 | c(x)) · 系数（每个候选一个）。"""
+def _source_probs(op, x, b, t, proc, tables):
+    """
+    从 x 用做法 proc 在第 t 步写出 y 的概率 π(做法 | c(x)) · 系数（每个候选一个）。
+
+    系数：correct、bug 是 1；careless 是 1 / (2 · c 的位数)（挑中这一位、再挑中这个方向），c = 0 时是 1（0 只能写成 1）。
+    c 是 x 这一步的正确结果（preimages 就是从 c 解出的 x），所以只给用得上的候选算（meet 只算查到的）。
+    """
     at = context_ids_np(op, x, b) * 3 + proc
     if len(tables) > 1:
         at += t * (3 * tables.shape[1])
-    return tables.reshape(-1)[at] * coef
+    p = tables.reshape(-1)[at]
+    slip = np.nonzero(proc == 2)[0]
+    c = exact_np(op[slip], x[slip], b[slip])
+    keep = np.nonzero(c)[0]                                                # c = 0 的系数是 1
+    slip = slip[keep]
+    p[slip] *= 0.5 / _digits(c[keep])
+    return p
 
 
 def advance(state, move, step, forward, batch, tables, bound):
@@ -322,12 +329,12 @@ def meet(fwd, bwd, move, forward, step, batch, tables, bound):
     if forward:
         src, y, pw = _step_probs(mine, rows, step, True, batch, tables, bound)
     else:                                                  # 倒着：先查表，只给查到的候选算情境和概率
-        src, y, proc, coef, op, b, t = _sources(mine, rows, step, batch, bound)
+        src, y, proc, op, b, t = _sources(mine, rows, step, batch, bound)
     q = pid[rows][src]
     hit, i = _find(table, state_key(q, y))
     src, q = src[hit], q[hit]
     if forward:
         pw = pw[hit]
     else:
-        pw = _source_probs(op[src], y[hit], b[src], t[src], proc[hit], coef[hit], tables)
+        pw = _source_probs(op[src], y[hit], b[src], t[src], proc[hit], tables)
     return np.bincount(q, weights=w[rows][src] * pw * other[2][there[i]], minlength=P)
