@@ -148,7 +148,7 @@ def preimages(op, b, y, bound_in):
     okb = np.nonzero((bx >= 0) & (bx <= bound_in[brow]))[0]
     parts.append((brow[okb], bx[okb], 1))
     sizes = [len(r) for r, _, _ in parts]
-    proc = np.repeat(np.array([k for _, _, k in parts], dtype=np.int64), sizes)
+    proc = np.repeat(np.array([k for _, _, k in parts], dtype=np.int8), sizes)
     return np.concatenate([r for r, _, _ in parts]), np.concatenate([x for _, x, _ in parts]), proc
 
 
