@@ -234,7 +234,9 @@ def _source_probs(op, x, b, t, proc, tables):
     系数：correct、bug 是 1；careless 是 1 / (2 · c 的位数)（挑中这一位、再挑中这个方向），c = 0 时是 1（0 只能写成 1）。
     c 是 x 这一步的正确结果（preimages 就是从 c 解出的 x），所以只给用得上的候选算（meet 只算查到的）。
     """
-    at = context_ids_np(op, x, b) * 3 + proc
+    at = context_ids_np(op, x, b)
+    at *= 3
+    at += proc
     if len(tables) > 1:
         at += t * (3 * tables.shape[1])
     p = tables.reshape(-1)[at]
@@ -292,12 +294,14 @@ def _find(table, key):
     n = len(table)
     bits = max(int(4 * n).bit_length(), 10)
     shift = np.uint64(64 - bits)
-    slot_of = (table.view(np.uint64) * _HASH) >> shift
+    slot_of = table.view(np.uint64) * _HASH
+    slot_of >>= shift
     slots = np.full(1 << bits, n, dtype=np.int32)         # 空槽记 n（指向一个和任何键都不相等的哨兵）
     idx = np.arange(n, dtype=np.int32)
     slots[slot_of] = idx
     slots[slot_of[slots[slot_of] != idx]] = n + 1         # 撞过的槽记 n + 1：落到这里的 key 要二分查找
-    hk = (key.view(np.uint64) * _HASH) >> shift
+    hk = key.view(np.uint64) * _HASH
+    hk >>= shift
     j = slots[hk]
     good = np.append(table, (_NO_KEY, _NO_KEY))[j] == key  # j = n + 1 的下面重新查
     redo = np.nonzero(j == n + 1)[0]

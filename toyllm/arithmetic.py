@@ -367,7 +367,9 @@ def context_ids_np(op_ids, a, b):
         np.minimum(count, 3, out=count)
         mul = np.nonzero(op == 2)[0]
         count[mul] = (br[mul] >= 10) * np.int32(2) + (ar[mul] >= 100)
-        return op * 4 + count
+        out = np.multiply(op, 4, dtype=np.result_type(op, count))           # = op * 4 + count（原地加，少一个大数组）
+        out += count
+        return out
     a, b = np.abs(a), np.abs(b)
     ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
     sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
