@@ -36,33 +36,35 @@ def _digits(m):
     return d.astype(np.int64)
 
 
-def step_outcomes(op, x, b, probs):
+def step_outcomes(op, x, b, probs, ids, weight):
     """
-    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源行, 结果值, 概率)，每个来源行 2 + 2·D 项（c = 0 时 3 项）。
+    一步的全部可能结果和概率（和采样器的规则完全相同）：返回 (来源的 ids, 结果值, weight · 概率)，
+    每个来源 2 + 2·D 项（c = 0 时 3 项）。ids、weight 是每个来源的标签（题号）和它自己的概率（走到 x 的概率）。
 
     correct 和 bug 各一项（bug 用 arithmetic.bug_np，负数输入时等于正确结果）；careless 在结果 c 的 D 位里均匀挑一位 i，
     各以 1/2 的概率 |c| ± 10^i（c = 0 时只能 +1），符号跟着 c —— 和 apply_op_np 抽随机数的方式一一对应。
-    结果按采样器的 VALUE_LIMIT 截断。
+    结果按采样器的 VALUE_LIMIT 截断。weight 先乘在每个来源上（每个结果仍是 weight 和这一步的概率相乘一次），
+    不用再按结果把 weight 取出来乘一遍。
     """
     exact = exact_np(op, x, b)
     bug = bug_np(op, x, b, exact)
     m = np.abs(exact)
     digits = _digits(m)
-    rows = np.arange(len(x))
-    src, val, w = [rows, rows], [exact, bug], [probs[:, 0], probs[:, 1]]
+    src, val, w = [ids, ids], [exact, bug], [weight * probs[:, 0], weight * probs[:, 1]]
     # careless：逐位生成。行按位数从多到少排好，第 i 位只看前面还有第 i 位的那些行（一段前缀，不用挑）
     order = np.argsort(-digits, kind="stable")
     top = -digits[order]
-    mo, so = m[order], np.where(exact < 0, -1, 1)[order]
+    mo, so, io, wo = m[order], np.where(exact < 0, -1, 1)[order], ids[order], weight[order]
     half = (probs[:, 2] / digits)[order] * 0.5                           # 挑中第 i 位、再挑一个方向的概率
+    whalf = wo * half
     for i in range(int(-top[0]) if len(x) else 0):
         k = np.searchsorted(top, -i)                                     # 前 k 行还有第 i 位
-        r, mk, sk, hk = order[:k], mo[:k], so[:k], half[:k]
+        r, mk, sk, hk = io[:k], mo[:k], so[:k], whalf[:k]
         if i == 0 and mk.min() == 0:                                     # c = 0 只能 +1（概率不减半），没有 −1
             zero = mk == 0
             src += [r, r[~zero]]
             val += [sk * (mk + 1), (sk * (mk - 1))[~zero]]
-            w += [np.where(zero, 2 * hk, hk), hk[~zero]]
+            w += [np.where(zero, wo[:k] * (2 * half[:k]), hk), hk[~zero]]
             continue
         src += [r, r]
         val += [sk * (mk + _POW10[i]), sk * (mk - _POW10[i])]
@@ -202,20 +204,17 @@ def value_bounds(batch):
     return np.where(bad, np.arange(1, L + 1), 0).max(axis=1), bound
 
 
-def _step_probs(state, rows, step, forward, batch, tables, bound):
+def _outcomes(state, rows, step, batch, tables):
     """
-    rows 这些状态走一步的全部结果：(来源行, 新值, 概率)；来源行是 rows 里的位置。
+    rows 这些状态往前走一步的全部结果：(题号, 新值, 走到新值的概率)（step_outcomes，来源的概率已经乘进去）。
     tables：(L, 12, 3) 每一步的概率表；只有一张 (1, 12, 3) 时所有步共用它（有思维链的模型）。
     """
-    if not forward:
-        src, x, proc, op, b, t = _sources(state, rows, step, batch, bound)
-        return src, x, _source_probs(op[src], x, b[src], t[src], proc, tables)
-    pid, x, _ = state
+    pid, x, w = state
     pid, x = pid[rows], x[rows]
     t = step[pid]
     op, b = batch.ops[pid, t], batch.operands[pid, t]
     ctx = context_ids_np(op, x, b)
-    return step_outcomes(op, x, b, tables[0][ctx] if len(tables) == 1 else tables[t, ctx])
+    return step_outcomes(op, x, b, tables[0][ctx] if len(tables) == 1 else tables[t, ctx], pid, w[rows])
 
 
 def _sources(state, rows, step, batch, bound):
@@ -258,8 +257,11 @@ def advance(state, move, step, forward, batch, tables, bound):
     rows = np.nonzero(go)[0]
     if not len(rows):
         return state
-    src, y, pw = _step_probs(state, rows, step, forward, batch, tables, bound)
-    new = merge_states(pid[rows][src], y, w[rows][src] * pw)
+    if forward:
+        new = merge_states(*_outcomes(state, rows, step, batch, tables))
+    else:
+        src, y, proc, op, b, t = _sources(state, rows, step, batch, bound)
+        new = merge_states(pid[rows][src], y, w[rows][src] * _source_probs(op[src], y, b[src], t[src], proc, tables))
     stay = np.nonzero(~go)[0]
     if not len(stay):
         return new
@@ -330,15 +332,14 @@ def meet(fwd, bwd, move, forward, step, batch, tables, bound):
     if not len(there):
         return np.zeros(P)
     table = state_key(other[0][there], other[1][there])
-    if forward:
-        src, y, pw = _step_probs(mine, rows, step, True, batch, tables, bound)
+    if forward:                                            # 往前：结果的概率里已经乘了来源的概率
+        q, y, pw = _outcomes(mine, rows, step, batch, tables)
+        hit, i = _find(table, state_key(q, y))
+        q, pw = q[hit], pw[hit]
     else:                                                  # 倒着：先查表，只给查到的候选算情境和概率
         src, y, proc, op, b, t = _sources(mine, rows, step, batch, bound)
-    q = pid[rows][src]
-    hit, i = _find(table, state_key(q, y))
-    src, q = src[hit], q[hit]
-    if forward:
-        pw = pw[hit]
-    else:
-        pw = _source_probs(op[src], y[hit], b[src], t[src], proc[hit], tables)
-    return np.bincount(q, weights=w[rows][src] * pw * other[2][there[i]], minlength=P)
+        q = pid[rows][src]
+        hit, i = _find(table, state_key(q, y))
+        src, q = src[hit], q[hit]
+        pw = w[rows][src] * _source_probs(op[src], y[hit], b[src], t[src], proc[hit], tables)
+    return np.bincount(q, weights=pw * other[2][there[i]], minlength=P)
