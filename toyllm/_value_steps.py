@@ -52,7 +52,7 @@ def step_outcomes(op, x, b, probs, ids, weight):
     digits = _digits(m)
     src, val, w = [ids, ids], [exact, bug], [weight * probs[:, 0], weight * probs[:, 1]]
     # careless：逐位生成。行按位数从多到少排好，第 i 位只看前面还有第 i 位的那些行（一段前缀，不用挑）
-    order = np.argsort(-digits, kind="stable")
+    order = np.argsort(-digits.astype(np.int8), kind="stable")            # int8 的稳定排序是基数排序
     top = -digits[order]
     mo, so, io, wo = m[order], np.where(exact < 0, -1, 1)[order], ids[order], weight[order]
     half = (probs[:, 2] / digits)[order] * 0.5                           # 挑中第 i 位、再挑一个方向的概率
@@ -103,23 +103,27 @@ def preimages(op, b, y, bound_in):
     # |c| = |y| + 10^i（careless 往下写错）：10^i ≤ room；|c| = |y| − 10^i（往上写错）：c 要有第 i 位，即 2 · 10^i ≤ |y|，
     # c = 0 只在 y = 1（0 往上写错只有 +1）；y = 0 时两边都是 |c| = 10^i，正负各一
     grow = np.where(room >= 1, _digits(np.minimum(room, 4e18).astype(np.int64)), 0)
+    # 整数 |x| ≤ bound_in ⇔ |x| ≤ ⌊bound_in⌋：用整数比较，不用把 x 转成浮点数。候选的 |x| 都 < 4·10^18（10^i 最多到 10^18），
+    # 所以上界截到 4·10^18 不会多去掉候选
+    limit = np.floor(np.minimum(bound_in, 4e18)).astype(np.int64)
     shrink = np.where(y == 0, grow, np.where(y == 1, 1, np.where(ay >= 2, _digits(ay // 2), 0)))
     parts = []                                                             # (来源行, x, 做法)
     for group in (np.nonzero(~mul)[0], np.nonzero(mul)[0]):               # 加减一组、乘一组
         if not len(group):
             continue
         by_mul = bool(mul[group[0]])
+        sgg = sg[group]
         # 加法 x = c − b，减法 x = c + b；乘法 x = c / b（要整除；乘 0 的步不倒着走）
         move = np.maximum(b[group], 1) if by_mul else np.where(op[group] == 0, -b[group], b[group])
-        lim, yg = bound_in[group], y[group]
+        lim, yg = limit[group], y[group]
         k, x = _solve(yg, move, lim, by_mul)                               # correct
         parts.append((group[k], x, 0))
         neg = x < 0                                                        # 负数上 bug 就是 correct
         parts.append((group[k[neg]], x[neg], 1))
         for count, side in ((grow[group], 1), (shrink[group], -1)):        # careless
-            order = np.argsort(-count, kind="stable")
+            order = np.argsort(-count.astype(np.int8), kind="stable")    # 位数很小：int8 的稳定排序是基数排序
             top = -count[order]
-            rows, yo, so, mo, lo = group[order], yg[order], side * sg[group][order], move[order], lim[order]
+            rows, yo, so, mo, lo = group[order], yg[order], side * sgg[order], move[order], lim[order]
             for i in range(int(-top[0])):
                 m = np.searchsorted(top, -i)                               # 前 m 行还有第 i 位的候选
                 c = yo[:m] + so[:m] * _POW10[i]
@@ -147,7 +151,7 @@ def preimages(op, b, y, bound_in):
         xs = np.concatenate([xs[up] + (bd + yd)[up] * _POW10[d], xs[down] + (bd - yd)[down] * _POW10[d]])
     brow = np.concatenate([ra, rm, rs])
     bx = np.concatenate([xa, xm, xs])
-    okb = np.nonzero((bx >= 0) & (bx <= bound_in[brow]))[0]
+    okb = np.nonzero((bx >= 0) & (bx <= limit[brow]))[0]
     parts.append((brow[okb], bx[okb], 1))
     sizes = [len(r) for r, _, _ in parts]
     proc = np.repeat(np.array([k for _, _, k in parts], dtype=np.int8), sizes)
