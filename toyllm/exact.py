@@ -165,10 +165,11 @@ def answer_probs(model, problems, temperature=1.0):
         last = open_ & (f + 1 == b)                   # 再走一步就相遇：直接到另一头查表，算完就去掉
         out += meet(fwd, bwd, forward & last, True, f, batch, tables, bound)
         out += meet(fwd, bwd, backward & last, False, f, batch, tables, bound)
-        keep_f, keep_b = ~last[fwd[0]], ~last[bwd[0]]
-        fwd, bwd = (a[keep_f] for a in fwd), (a[keep_b] for a in bwd)
-        fwd = advance(tuple(fwd), forward & ~last, f, True, batch, tables, bound)
-        bwd = advance(tuple(bwd), backward & ~last, b - 1, False, batch, tables, bound)
+        if last.any():                                # 算完的题从两头去掉
+            keep_f, keep_b = ~last[fwd[0]], ~last[bwd[0]]
+            fwd, bwd = tuple(a[keep_f] for a in fwd), tuple(a[keep_b] for a in bwd)
+        fwd = advance(fwd, forward & ~last, f, True, batch, tables, bound)
+        bwd = advance(bwd, backward & ~last, b - 1, False, batch, tables, bound)
         f, b = f + forward, b - backward
 
 
