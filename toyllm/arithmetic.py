@@ -336,31 +336,41 @@ def context_ids_np(op_ids, a, b):
         逐位循环的每一次 numpy 调用都有固定开销，通用算法调用次数少）时用通用算法。
         两种算法逐个相同（tests/test_arithmetic.py 对照）；这个快几倍（采样器和 exact.answer_probs 每一步都要算）。
     """
-    a, b = np.abs(a), np.abs(b)
+    a, b = np.asarray(a), np.asarray(b)
     if a.size == 0:
         return np.zeros(a.shape, dtype=np.int64)
     op = op_ids
-    K = len(str(int(b.max()))) + 2
+    a_max, b_max = max(int(a.max()), -int(a.min())), max(int(b.max()), -int(b.min()))     # 最大的 |a|、|b|
+    K = len(str(b_max)) + 2
     if K > 9 or a.size < _FAST_SIZE:
-        return _context_ids_general(op, a, b)
-    if int(a.max()) + int(b.max()) < 2 ** 31:
+        return _context_ids_general(op, np.abs(a), np.abs(b))
+    if a_max + b_max < 2 ** 31:
         # 常见情况：都放得进 int32。第 k 位（k = 1…K）进位 ⇔ ⌊(u+v)/10^k⌋ − ⌊u/10^k⌋ − ⌊v/10^k⌋ = 1（否则是 0），
         # 所以进位数 = Σ_k ⌊X/10^k⌋ − ⌊U/10^k⌋ − ⌊V/10^k⌋，X = U + V：加法 U = a、V = b；
-        # 减法的借位就是"小 + 差 = 大"的进位：U = 小、V = 差、X = 大（乘法不用，按加法算了扔掉）
+        # 减法的借位就是"小 + 差 = 大"的进位：U = 小、V = 差、X = 大（乘法不用，按加法算了扔掉）。
+        # 临时数组都是 int32、原地算（少占内存：大数组用完还给系统，下次要重新缺页）
         ar, br = a.astype(np.int32), b.astype(np.int32)
+        np.abs(ar, out=ar)
+        np.abs(br, out=br)
         sub = op == 1
         u = np.where(sub, np.minimum(ar, br), ar)
-        v = np.where(sub, np.abs(ar - br), br)
-        xs = u + v
-        count = np.zeros(len(a), dtype=np.int32)
+        v = np.subtract(ar, br)
+        np.abs(v, out=v)
+        np.copyto(v, br, where=~sub)
+        xs = np.add(u, v)
+        count, tmp = np.zeros(len(a), dtype=np.int32), np.empty(len(a), dtype=np.int32)
         for k in range(1, K + 1):
             p = np.int32(10 ** k)
-            count += xs // p
-            count -= u // p
-            count -= v // p
+            count += np.floor_divide(xs, p, out=tmp)
+            count -= np.floor_divide(u, p, out=tmp)
+            count -= np.floor_divide(v, p, out=tmp)
         np.minimum(count, 3, out=count)
-        level = np.where(op == 2, (br >= 10).astype(np.int32) * 2 + (a >= 100), count)
-        return op * 4 + level
+        mul = np.nonzero(op == 2)[0]
+        count[mul] = (br[mul] >= 10) * np.int32(2) + (ar[mul] >= 100)
+        out = np.multiply(op, 4, dtype=np.result_type(op, count))           # = op * 4 + count（原地加，少一个大数组）
+        out += count
+        return out
+    a, b = np.abs(a), np.abs(b)
     ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
     sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
     carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
@@ -439,8 +449,8 @@ def bug_np(op, x, b, exact):
     """
     向量化：bug 做法的结果（非负数逐位不进位地加 / 减，乘法乘以 b 的各位数字之和；有负数时就是正确结果 exact）。
 
-    【思路】常见情况操作数 b 只有几位（0 ≤ b < 10^4）：只逐位算 b 的那几位，更高的位 bug 不改（加 0、减 0）；
-        否则（或者数组很短）用 _bug_general。两种算法逐个相同（tests/test_arithmetic.py 对照）。
+    【思路】常见情况操作数 b 只有几位（0 ≤ b < 10^4）：只逐位算 b 的那几位，更高的位 bug 不改（加 0、减 0），
+        数都放得进 int32 时逐位用 int32 算；否则（或者数组很短）用 _bug_general。两种算法逐个相同（tests/test_arithmetic.py 对照）。
     【参数】op：int 数组（OPS 的下标）；x、b、exact：int64 数组（exact 是正确结果，exact_np 算的）
     【返回】int64 数组
     """
@@ -448,6 +458,29 @@ def bug_np(op, x, b, exact):
         return _bug_general(op, x, b, exact)
     D = len(str(int(b.max())))
     xs = np.maximum(x, 0)
+    if int(xs.max()) < 2 ** 31:
+        # 常见情况：都放得进 int32，逐位算 b 的那几位（int32 的除法快得多）；原地算，少开临时数组
+        x32, b32 = xs.astype(np.int32), b.astype(np.int32)
+        low, digit_sum = np.zeros(len(x), dtype=np.int32), np.zeros(len(x), dtype=np.int32)
+        add = op == 0
+        for d in range(D):
+            p = np.int32(10 ** d)
+            xd, bd = x32 // p, b32 // p
+            xd %= 10
+            bd %= 10
+            digit_sum += bd
+            s = xd + bd                                               # 加法这一位：(x_d + b_d) mod 10
+            s %= 10
+            np.subtract(xd, bd, out=xd)                               # 减法这一位：|x_d − b_d|
+            np.abs(xd, out=xd)
+            np.copyto(xd, s, where=add)
+            xd *= p
+            low += xd
+        out = xs - xs % _POWERS_OF_TEN[D]                             # b 没有的高位原样照抄
+        out += low
+        mul = np.nonzero(op == 2)[0]
+        out[mul] = xs[mul] * digit_sum[mul]
+        return np.where(x >= 0, out, exact)
     out = np.where(op == 2, xs * sum((b // _POWERS_OF_TEN[d]) % 10 for d in range(D)), xs - xs % _POWERS_OF_TEN[D])
     add = op == 0
     for d in range(D):

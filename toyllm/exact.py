@@ -131,9 +131,9 @@ def answer_probs(model, problems, temperature=1.0):
         只需要"能写出某个 V > 0 的 y"的 x（preimages 把一步解回去），而且 |x| 不超过往前走可能达到的上界
         （_value_steps.value_bounds）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
         在哪里相遇，每道题自己决定：每一轮，哪一头的值少（倒着的一步贵一些，按 _FACTOR 折算）就让哪一头走一步。
-        只差一步时不再合并：这一步的每个结果（往前走的 y，或倒着走的 x）直接到另一头二分查找它的 V(y)（或 P(走到 x)），
-        乘起来加到这道题上，然后把这道题的状态从两头都去掉（后面的轮次不再搬动它们）。两头的状态都按 (题号, 值) 排好，
-        走一步只排新算出来的那些。
+        只差一步时不再合并：这一步的每个结果（往前走的 y，或倒着走的 x）直接到另一头查它的 V(y)（或 P(走到 x)；
+        用散列表查，见 _value_steps._find；倒着走时先查，只给查到的 x 算情境和概率），乘起来加到这道题上，
+        然后把这道题的状态从两头都去掉（后面的轮次不再搬动它们）。两头的状态都按 (题号, 值) 排好，走一步只排新算出来的那些。
         一个情境的概率是 0 的结果直接去掉（它不贡献任何概率）；除此以外什么都不剪，所以这是精确值（只有浮点舍入误差）。
         和 exact_pass_at_1（只走正确路径）的差，就是"被修好"的概率。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem（或 ProblemBatch）；temperature：≥ 0
@@ -141,7 +141,7 @@ def answer_probs(model, problems, temperature=1.0):
     【边界】用时见 tools/bench.py 的 answer_probs_time（1,000 道 3~8 步的题）。不接受 CorrectPaths（那里面只有正确路径，没有起始数）。
     【例子】answer_probs(ToyLLM(1e8), problems).mean() ≥ exact_pass_at_1(ToyLLM(1e8), problems)（差多少：notebook 04）
     【Python 小知识】把 (题号, 值) 合成一个 int64 键（题号 × 常数 + 值），np.argsort 排好以后相同的 (题号, 值) 就挨在一起，
-        np.add.reduceat 把它们加起来；排好的键用 np.searchsorted 二分查找。
+        np.add.reduceat 把它们加起来；查另一头时把键乘一个大奇数取高位当作槽号（乘法散列），一次查完所有的键。
     """
     if isinstance(problems, CorrectPaths):
         raise TypeError("answer_probs 需要 list of Problem（CorrectPaths 只有正确路径），收到 CorrectPaths")
@@ -165,10 +165,11 @@ def answer_probs(model, problems, temperature=1.0):
         last = open_ & (f + 1 == b)                   # 再走一步就相遇：直接到另一头查表，算完就去掉
         out += meet(fwd, bwd, forward & last, True, f, batch, tables, bound)
         out += meet(fwd, bwd, backward & last, False, f, batch, tables, bound)
-        keep_f, keep_b = ~last[fwd[0]], ~last[bwd[0]]
-        fwd, bwd = (a[keep_f] for a in fwd), (a[keep_b] for a in bwd)
-        fwd = advance(tuple(fwd), forward & ~last, f, True, batch, tables, bound)
-        bwd = advance(tuple(bwd), backward & ~last, b - 1, False, batch, tables, bound)
+        if last.any():                                # 算完的题从两头去掉
+            keep_f, keep_b = ~last[fwd[0]], ~last[bwd[0]]
+            fwd, bwd = tuple(a[keep_f] for a in fwd), tuple(a[keep_b] for a in bwd)
+        fwd = advance(fwd, forward & ~last, f, True, batch, tables, bound)
+        bwd = advance(bwd, backward & ~last, b - 1, False, batch, tables, bound)
         f, b = f + forward, b - backward
 
 
