@@ -37,8 +37,9 @@ def _convert_and_measure(out):
         from playwright.sync_api import sync_playwright
     except ImportError:
         _unavailable("没有安装 playwright（pip install playwright）")
-    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(out),
-                    *[str(ROOT / "notebooks" / f"{name}.ipynb") for name in NOTEBOOKS]], check=True, capture_output=True)
+    pages = [str(ROOT / "notebooks" / f"{name}.ipynb") for name in NOTEBOOKS]
+    subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", "--output-dir", str(out), *pages],
+                   check=True, capture_output=True)
     (ROOT / "artifacts").mkdir(exist_ok=True)
     found = {}
     with sync_playwright() as p:
