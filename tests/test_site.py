@@ -54,12 +54,13 @@ def _build(out):
 
 def _build_and_visit(out):
     """
-    构建网站，再在断网的 chromium 里打开每一页、逐项检查（_visit_pages）。返回 (html 目录, None 或 打开页面时的异常)：
+    构建网站，再在本机提供它、在断网的 chromium 里打开每一页、逐项检查（_check_pages）。返回 (html 目录, None 或 打开页面时的异常)：
     页面的检查失败只让 test_every_page_offline_formulas_images_toc 失败，不连累只读 html 文件的测试。
     """
     html = _build(out)
     try:
-        _visit_pages(html)
+        with serving(html) as server:
+            _check_pages(server)
         return html, None
     except (Exception, pytest.fail.Exception) as e:            # noqa: BLE001 —— 交给打开页面的测试重新抛出
         return html, e
@@ -140,11 +141,6 @@ def test_source_numbers_link_to_their_row(site):
 def test_every_page_offline_formulas_images_toc(built):
     if built[1] is not None:
         raise built[1]
-
-
-def _visit_pages(site):
-    with serving(site) as server:
-        _check_pages(server)
 
 
 def _check_pages(server):
