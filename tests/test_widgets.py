@@ -20,6 +20,11 @@ def _titles(fig):
     return [ax.get_title() for ax in fig.axes]
 
 
+def _suptitle(fig):
+    """图的总标题（Figure.get_suptitle 从 matplotlib 3.8 才有，最低支持的 3.7 没有）。"""
+    return fig._suptitle.get_text() if fig._suptitle is not None else ""
+
+
 @pytest.fixture(autouse=True)
 def _pyplot_figures_before():
     """逻辑函数不能把图留在 pyplot 里（见 toyllm.widgets 的说明）：记下测试开始时 pyplot 里已有的图。"""
@@ -150,12 +155,12 @@ def test_grpo_logic_with_student_functions():
     assert seen["adv"] == 2 and seen["surr"] >= 2
     assert hist.meta["text"].startswith("实现：用你写的优势函数、替代损失（「优势」选项不起作用）")
     # 图上也写明（换实现时曲线可能一模一样，只看图也要知道是谁的函数画的）
-    assert fig.get_suptitle() == hist.meta["banner"] == "这张图由你写的优势函数、替代损失训练得到"
+    assert _suptitle(fig) == hist.meta["banner"] == "这张图由你写的优势函数、替代损失训练得到"
     hist, fig = run_grpo_dashboard_logic(iters=2, surrogate_fn=surr)
     assert hist.meta["text"].startswith("实现：用你写的替代损失。")             # 优势仍然用「优势」选项
-    assert fig.get_suptitle() == "这张图由你写的替代损失训练得到"
+    assert _suptitle(fig) == "这张图由你写的替代损失训练得到"
     _, fig = run_grpo_dashboard_logic(iters=2)
-    assert fig.get_suptitle() == "这张图由包里的参考实现（toyllm.rl）训练得到"
+    assert _suptitle(fig) == "这张图由包里的参考实现（toyllm.rl）训练得到"
 
 
 @pytest.mark.parametrize("job, first, second", [
@@ -250,12 +255,12 @@ def test_grpo_dashboard_with_student_functions_and_bad_defaults():
     assert advantage.disabled and "此项不用" in advantage.description
     assert "「优势」选项不起作用" in dash.text
     mine_png = dash.png
-    assert dash.figure.get_suptitle() == "这张图由你写的优势函数训练得到"
+    assert _suptitle(dash.figure) == "这张图由你写的优势函数训练得到"
     use_mine.value = False
     assert not advantage.disabled and advantage.description == "优势"
     assert dash.text.startswith("实现：用包里的参考实现") and "你写的" not in dash.text
     # 换了实现，图本身也变了（总标题写明是谁的函数）：同一张复用的图，标题被换掉，不是叠上去
-    assert dash.figure.get_suptitle() == "这张图由包里的参考实现（toyllm.rl）训练得到" and dash.png != mine_png
+    assert _suptitle(dash.figure) == "这张图由包里的参考实现（toyllm.rl）训练得到" and dash.png != mine_png
     assert sum(t.get_text().startswith("这张图由") for t in dash.figure.texts) == 1
     advantage.value = "rloo"
     assert dash.result.meta["config"]["advantage"] == "rloo"

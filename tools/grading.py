@@ -16,6 +16,7 @@
 
 import contextlib
 import importlib
+import inspect
 import sys
 import types
 from pathlib import Path
@@ -26,6 +27,10 @@ _STDLIB_WRAPPERS = {Path(contextlib.__file__).resolve()}
 """标准库的装饰器（contextlib.contextmanager）生成的包装函数在这些文件里：核对时看它包着的那个函数。"""
 
 
+_COMPREHENSIONS = {"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"}
+"""推导式的代码对象的名字（Python 3.10、3.11）：它们里面的函数的 qualname 不加 <locals>。"""
+
+
 def _unwrapped(fn):
     """标准库装饰器包着的函数（例如 history.stop_on_interrupt 是 contextmanager）；别的函数原样返回。"""
     while hasattr(fn, "__wrapped__") and Path(fn.__code__.co_filename).resolve() in _STDLIB_WRAPPERS:
@@ -34,13 +39,38 @@ def _unwrapped(fn):
 
 
 def _codes(path):
-    """从文件重新编译：{函数的 qualname: [代码对象]}（包括嵌套的函数、类的方法）。"""
-    out, todo = {}, [compile(path.read_text(encoding="utf-8"), str(path), "exec")]
+    """
+    从文件重新编译：{函数的 qualname: [代码对象]}（包括嵌套的函数、类的方法）。
+
+    qualname 按 Python 的规则从外到内拼出来（函数里的函数是 f.<locals>.g，类里的方法是 A.f，推导式里的推导式
+    不加 <locals>），
+    不读 code.co_qualname：它从 Python 3.11 才有，3.10 上也要能评分。
+    """
+    module = compile(path.read_text(encoding="utf-8"), str(path), "exec")
+    out, todo = {}, [(module, "")]
     while todo:
-        code = todo.pop()
-        out.setdefault(code.co_qualname, []).append(code)
-        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        code, qualname = todo.pop()
+        out.setdefault(qualname, []).append(code)
+        if not qualname:                                         # 模块里的函数和类
+            inner = ""
+        elif code.co_flags & inspect.CO_NEWLOCALS and code.co_name not in _COMPREHENSIONS:
+            inner = qualname + ".<locals>."                      # 函数（和 lambda）里的函数
+        else:
+            inner = qualname + "."                               # 类里的方法、推导式里的推导式
+        todo.extend((c, inner + c.co_name) for c in code.co_consts if isinstance(c, types.CodeType))
     return out
+
+
+def _compiled_from_file(code, codes):
+    """
+    code 是不是从文件重新编译出来的那个代码对象（同一个 qualname 下比较；代码对象相等要求名字、行号、字节码、
+    常量都相同，所以同名的嵌套函数也分得开）。Python 3.10 的代码对象没有 co_qualname：在名字相同的那些里找
+    （不用 fn.__qualname__：functools.wraps 包着的函数，它写的是被包的函数的名字）。
+    """
+    qualname = getattr(code, "co_qualname", None)
+    if qualname is not None:
+        return code in codes.get(qualname, [])
+    return any(code in found for name, found in codes.items() if name.rpartition(".")[2] == code.co_name)
 
 
 def _functions(module):
@@ -73,7 +103,7 @@ def tampered():
             if ROOT not in where.resolve().parents:
                 if fn.__module__ in (None, "__main__") or label in codes:
                     problems.append(f"{name}.{label} 被换成了 notebook 里写的函数")
-            elif where.resolve() == Path(file).resolve() and fn.__code__ not in codes.get(fn.__code__.co_qualname, []):
+            elif where.resolve() == Path(file).resolve() and not _compiled_from_file(fn.__code__, codes):
                 problems.append(f"{name}.{label} 的代码和包里的文件不同")
     return problems
 
