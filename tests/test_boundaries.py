@@ -23,7 +23,7 @@ from toyllm.toy_llm import UnknownContextError
 
 MODULES = ["toy_llm", "trainable", "policy", "sampler", "exact", "estimators", "evaluation", "experiments", "scaling",
            "history", "problems", "imitation",
-           "rl.config", "rl.presets", "rl.losses", "rl.kernel", "rl.filtering", "rl.loop"]
+           "rl.config", "rl.presets", "rl.losses", "rl.kernel", "rl.filtering", "rl.toy"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 BAD = {"None": None, "str": "abc", "nan": math.nan, "empty_list": [], "empty_array": np.array([]), "negative": -1,
        "dict": {"x": 1}, "unknown_context": ("zz", 9.9)}

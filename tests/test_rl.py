@@ -15,7 +15,7 @@ from toyllm.policy import prob_table
 from toyllm.rl import (AGGREGATIONS, KL_ESTIMATORS, PRESETS, History, RLConfig, aggregate_loss, aggregation_weights,
                        clipped_surrogate, default_problems, diff_presets, group_advantages, kl_estimates, policy_loss,
                        preset, presets_table, step_rewards, train)
-from toyllm.rl import filtering
+from toyllm.rl import toy
 from toyllm.sampler import sample_rollouts
 from toyllm.toy_llm import Sample, ToyLLM
 from toyllm.trainable import TrainableLLM, add_grad, probs_for, step_records
@@ -327,10 +327,10 @@ def test_gen_batch_scale_draws_that_many_problems_per_batch_and_keeps_at_most_ba
     """gen_batch_scale = 3：每批挑 3 × batch_problems 道题（verl 的 data.gen_batch_size）；动态采样留下最多 batch_problems 组。"""
     train_set, heldout = default_problems(0, n_train=64, n_heldout=10)
     seen = []
-    real = filtering.sample_subset            # draw_groups 每批调用一次：rows 是这一批挑的题号
+    real = toy.sample_subset                  # 玩具的 sample 每批调用一次：rows 是这一批挑的题号
     cfg = preset("dapo", iterations=3, batch_problems=8)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(filtering, "sample_subset", lambda model, batch, rows, *a, **k: seen.append(len(rows)) or
+        mp.setattr(toy, "sample_subset", lambda model, batch, rows, *a, **k: seen.append(len(rows)) or
                    real(model, batch, rows, *a, **k))
         hist = train(TrainableLLM(1e9), cfg, train_set, heldout)
     assert seen and set(seen) == {24}

@@ -11,8 +11,8 @@ import pytest
 
 from toyllm.exact import correct_paths, exact_pass_at_1
 from toyllm.policy import base_logit_table, log_softmax_rows, prob_table
-from toyllm.rl import (AGGREGATIONS, PRESETS, RLConfig, critic, diff_presets, group_advantages, kernel, losses, preset,
-                       train)
+from toyllm.rl import (AGGREGATIONS, PRESETS, RLConfig, critic, diff_presets, group_advantages, kernel, losses, objective,
+                       preset, train)
 from toyllm.sampler import prepare_problems, sample_rollouts
 from toyllm.trainable import TrainableLLM
 
@@ -401,15 +401,15 @@ def test_short_batches_are_recorded_and_can_stop_training(problems):
 
 def test_stale_rollouts_sample_from_an_older_policy(problems, monkeypatch):
     seen = []
-    real = kernel.loss_and_grad
+    real = objective.rl_objective
 
-    def spy(params, base, steps, cfg, *a, **k):
-        m = steps.mask                         # 每步乘的权重 min(π_old / π_behaviour, 2)
-        seen.append((params.copy(), None if steps.behaviour_logp is None else
-                     losses.truncated_is_weights(steps.old_logp[m], steps.behaviour_logp[m], cfg.tis_cap)))
-        return real(params, base, steps, cfg, *a, **k)
+    def spy(logp, old_logp, adv, m, cfg, *a, behaviour_logp=None, **k):
+        # 每步乘的权重 min(π_old / π_behaviour, 2)
+        seen.append((logp.copy(), None if behaviour_logp is None else
+                     losses.truncated_is_weights(old_logp[m], behaviour_logp[m], cfg.tis_cap)))
+        return real(logp, old_logp, adv, m, cfg, *a, behaviour_logp=behaviour_logp, **k)
 
-    monkeypatch.setattr(kernel, "loss_and_grad", spy)
+    monkeypatch.setattr(objective, "rl_objective", spy)
     hist, params = _run(problems, staleness=1, lr=8.0)
     assert seen[0][1] is not None and np.allclose(seen[0][1], 1.0, atol=1e-12)    # 第一次：行为策略 = 现在的策略
     assert np.abs(seen[2][1] - 1).max() > 1e-3 and np.all(seen[2][1] <= 2.0)   # 之后：权重 min(π_old / π_beh, 2)

@@ -1,20 +1,17 @@
 """
-采样、奖励和动态采样（DAPO 的 dynamic sampling）：每次迭代的"采样 → 过滤"两步（第 6 讲 DAPO 一节）。
+玩具解答的奖励和分组：step_rewards、把几批解答接起来、挑出一部分（第 6 讲 DAPO 一节）。
 
 【思路】step_rewards 从玩具的解答（sampler.Rollouts）读出奖励：最终答案对不对，或者每一步对不对。
-    一组 G 份解答的奖励全相同（全对或全错）时，组内优势全是 0，这一组对梯度没有贡献，
-    只是让一批里"有用的组"变少。动态采样把这样的组丢掉，再采新题，直到凑满 batch_problems 组
-    （最多采 max_draws 批；多出来的组截掉，verl 也是这样）[S529]。不开动态采样时只采一批、全部用来训练。
+    一组 G 份解答的奖励全相同（全对或全错）时，组内优势全是 0，这一组对梯度没有贡献。动态采样（loop.draw，
+    两个模型共用）把这样的组丢掉（keep_rows）、再采新题，直到凑满 batch_problems 组 [S529]。
 """
 
 import dataclasses
-from typing import NamedTuple
 
 import numpy as np
 
 from .._checks import as_choice, as_int
-from ..sampler import Rollouts, check_rollouts, prepare_problems, sample_subset
-from . import losses
+from ..sampler import Rollouts, check_rollouts
 from .config import REWARDS, RLConfig
 
 
@@ -41,19 +38,6 @@ def step_rewards(rollouts, kind="outcome"):
     return np.where(rollouts.mask, ok, False).astype(float)
 
 
-class Draws(NamedTuple):
-    """
-    一次迭代的采样结果：drawn 采到的每一批；kept 用来训练的每一批；n_constant 奖励全相同的组数；
-    kept_problems：kept 里每份解答是训练题的第几道（和 kept 一一对应的数组列表；critic 的精确价值要用）；
-    short：开了动态采样、采满 max_draws 批还没凑满 batch_problems 组。
-    """
-    drawn: list
-    kept: list
-    n_constant: int
-    kept_problems: list = None
-    short: bool = False
-
-
 def concat_rollouts(parts):
     """
     把几批 Rollouts 接起来（problem 字段仍是各批内部的题号；损失只用"每 G 行一组"的顺序）。
@@ -72,9 +56,8 @@ def concat_rollouts(parts):
                        for f in dataclasses.fields(Rollouts)})
 
 
-def _keep_groups(rollouts, keep, group_size):
-    """只保留 keep（每组一个 bool）为 True 的组。"""
-    rows = np.repeat(keep, group_size)
+def keep_rows(rollouts, rows):
+    """只保留 rows（每份解答一个 bool）为 True 的解答（动态采样丢掉整组时用）。"""
     return Rollouts(**{f.name: (rollouts.n if f.name == "n" else getattr(rollouts, f.name)[rows])
                        for f in dataclasses.fields(Rollouts)})
 
@@ -99,43 +82,4 @@ def draw_size(cfg, n_problems, name="训练题"):
     return n
 
 
-def draw_groups(model, batch, cfg, rng, *, table=None):
-    """
-    一次迭代的采样：随机挑 gen_batch_scale × batch_problems 道题，每题采样 G 份；开了动态采样就丢掉奖励全相同的组，
-    最多留 batch_problems 组，不够再采下一批（verl 的 filter_groups；每批的大小是 verl 的 data.gen_batch_size）[S529]。
-
-    【参数】model：TrainableLLM；batch：sampler.ProblemBatch（全部训练题）；cfg：RLConfig；rng：numpy Generator；
-        table：None，或已经算好的概率表 softmax_rows(logit_table(model), cfg.temperature)（训练循环传进来，省掉重算）
-    【返回】Draws(drawn, kept, n_constant)
-    【边界】参数类型不对时报中文的 TypeError（batch 可以是 Problem 的列表）。
-    """
-    if not isinstance(cfg, RLConfig):
-        raise TypeError(f"cfg 必须是 RLConfig，收到 {type(cfg).__name__}")
-    batch = prepare_problems(batch, "batch")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
-    n_draw = draw_size(cfg, len(batch))
-    G = cfg.group_size
-    drawn, kept, kept_problems, n_constant, n_kept = [], [], [], 0, 0
-    for _ in range(cfg.max_draws if cfg.dynamic_sampling else 1):
-        rows = np.sort(rng.choice(len(batch), size=n_draw, replace=False))
-        # = sample_rollouts(model, batch.subset(rows), G, rng, cfg.temperature)，不先拼出小 ProblemBatch
-        roll = sample_subset(model, batch, rows, G, rng, cfg.temperature, table=table)
-        drawn.append(roll)
-        constant = losses.constant_groups(step_rewards(roll, cfg.reward), G, roll.mask)
-        n_constant += int(np.count_nonzero(constant))        # = int(constant.sum())
-        if not cfg.dynamic_sampling:
-            kept.append(roll)
-            kept_problems.append(rows[roll.problem])
-            break
-        keep = ~constant & (np.cumsum(~constant) <= cfg.batch_problems - n_kept)
-        if keep.any():
-            kept.append(_keep_groups(roll, keep, G))
-            kept_problems.append(rows[roll.problem][np.repeat(keep, G)])
-            n_kept += int(keep.sum())
-        if n_kept >= cfg.batch_problems:
-            break
-    return Draws(drawn, kept, n_constant, kept_problems, bool(cfg.dynamic_sampling and n_kept < cfg.batch_problems))
-
-
-__all__ = ["Draws", "concat_rollouts", "draw_groups", "draw_size", "step_rewards"]
+__all__ = ["concat_rollouts", "draw_size", "step_rewards"]

@@ -74,14 +74,18 @@ def step_batch(rollouts, advantages, max_len=None, check=True):
         adv = np.asarray(advantages, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"advantages 必须是数的数组，收到 {advantages!r}") from None
-    if adv.shape == mask.shape[:1]:
-        adv = adv[:, None]                     # 每份解答一个优势：np.where 会把它铺到每一步
-    elif adv.shape != mask.shape:
+    if adv.shape != mask.shape[:1] and adv.shape != mask.shape:
         raise ValueError(f"advantages 的形状必须是 ({mask.shape[0]},) 或 {mask.shape}，收到 {adv.shape}")
-    if check and not np.all(np.isfinite(np.broadcast_to(adv, mask.shape)[mask])):
+    adv = spread(adv, mask)
+    if check and not np.all(np.isfinite(adv[mask])):
         raise ValueError("advantages 里有 NaN 或无穷")
-    return StepBatch(rollouts.ctx, rollouts.actions, mask, np.where(mask, rollouts.logp, 0.0),
-                     np.where(mask, adv, 0.0), max_len)
+    return StepBatch(rollouts.ctx, rollouts.actions, mask, np.where(mask, rollouts.logp, 0.0), adv, max_len)
+
+
+def spread(adv, mask):
+    """优势排成 (B, L)：每份解答一个优势 (B,) 时铺到它的每一步；mask 外是 0。"""
+    adv = np.asarray(adv, dtype=float)
+    return np.where(mask, adv[:, None] if adv.ndim == 1 else adv, 0.0)
 
 
 def stale_steps(steps, params, base, cfg):
@@ -109,44 +113,62 @@ class LossResult(NamedTuple):
     kl_est: float
 
 
-def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True, rng=None, probs=None,
-                  taken=None):
+def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, want_kl_est=True, rng=None):
     """
-    一次更新的损失和对 Δ 的梯度：损失由 objective.rl_objective 拼出，这里只做玩具的链式法则（见模块说明）。
+    一次更新的损失和对 Δ 的梯度：forward 给出 log π，objective.rl_objective 拼出损失，backward 做玩具的链式法则。
 
     【参数】params：Δ (12, 3)；base：base_logit_table；steps：StepBatch；cfg：RLConfig；
         ref_logp：(B, L) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
-        want_kl_est：是否顺便算 KL 估计的平均（policy_loss 要，训练循环自己在采样时算）；
-        rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）；
-        probs：None，或调用者已经算好的 softmax_rows(base + params, cfg.temperature)（训练循环传进来，省掉重算）；
-        taken：None，或调用者已经取好的 (steps.ctx[mask], 3 · steps.ctx[mask] + steps.actions[mask])（训练循环记录时取过）
+        want_kl_est：是否顺便算 KL 估计的平均；rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）
     【返回】LossResult
     【边界】参数类型或形状不对时报中文的 TypeError / ValueError。
     """
     _check_update(params, base, steps, cfg)
+    fwd = forward(params, base, steps, cfg)
+    obj = objective.rl_objective(fwd.logp, steps.old_logp, steps.advantage, steps.mask, cfg, ref_logp=ref_logp,
+                                 entropy=fwd.entropy, behaviour_logp=steps.behaviour_logp, max_len=steps.max_len,
+                                 surrogate_fn=surrogate_fn, want_kl_est=want_kl_est, rng=rng)
+    return LossResult(obj.loss, backward(fwd, obj, steps.mask, cfg.temperature), obj.surrogate, obj.kl_term,
+                      obj.entropy_term, obj.clip_low, obj.clip_high, obj.kl_est)
+
+
+class Forward(NamedTuple):
+    """forward 的结果：每步的 log π 和熵 H（c_H = 0 时 None），和反向要用的 π、情境、下标、熵的导数。"""
+    logp: np.ndarray
+    entropy: np.ndarray
+    pi: np.ndarray
+    ctx: np.ndarray
+    flat: np.ndarray
+    ent: object
+
+
+def forward(params, base, steps, cfg, probs=None):
+    """
+    每个有效步的 log π(a | c)（和熵奖励要的 H）：(B, L)，mask 外是 0。
+
+    【参数】probs：None，或调用者已经算好的 softmax_rows(base + params, cfg.temperature)（训练循环传进来，省掉重算）
+    """
     T, m = cfg.temperature, steps.mask
     logits = base + params if probs is None or cfg.entropy_coef != 0 else None      # 只有要算 π 或熵的时候才用到
     pi = softmax_rows(logits, T) if probs is None else probs     # 和采样器同一个函数：参数没变时 ρ 恰好是 1
-    if taken is None:
-        ctx = steps.ctx[m]
-        flat = ctx * 3 + steps.actions[m]       # (情境, 做法) 拉平后的下标：一维的 take 比二维的花式索引快，取出的数一样
-    else:
-        ctx, flat = taken
+    ctx = steps.ctx[m]
+    flat = ctx * 3 + steps.actions[m]       # (情境, 做法) 拉平后的下标
     logp = np.zeros(m.shape)
-    logp[m] = np.take(_log(pi), flat)          # 先对 (12, 3) 的表取 log 再按步取出：和逐步取 log 的数逐位相同，少算上千次 log
+    logp[m] = np.take(_log(pi), flat)          # 先对 (12, 3) 的表取 log 再按步取出：和逐步取 log 的数逐位相同
     H = ent = None
     if cfg.entropy_coef != 0:
         ent = losses.entropy(pi, log_softmax_rows(logits, T), T)
         H = np.zeros(m.shape)
         H[m] = ent.value[ctx]
-    obj = objective.rl_objective(logp, steps.old_logp, steps.advantage, m, cfg, ref_logp=ref_logp, entropy=H,
-                                 behaviour_logp=steps.behaviour_logp, max_len=steps.max_len, surrogate_fn=surrogate_fn,
-                                 want_kl_est=want_kl_est, rng=rng)
-    grad = _table_grad(ctx, None, obj.dloss_dlogp[m], pi, T, flat)
-    if ent is not None:                         # ∂loss/∂Δ_c += Σ_{t: c_t = c} e_t · ∂H_c/∂Δ_c
-        grad = grad + np.bincount(ctx, weights=obj.dloss_dentropy[m], minlength=_N_CTX)[:, None] * ent.dlogits
-    return LossResult(obj.loss, grad, obj.surrogate, obj.kl_term, obj.entropy_term, obj.clip_low, obj.clip_high,
-                      obj.kl_est)
+    return Forward(logp, H, pi, ctx, flat, ent)
+
+
+def backward(fwd, obj, mask, temperature=1.0):
+    """链式法则：∂loss/∂log π（和 ∂loss/∂H）→ 对 Δ 的梯度 (12, 3)。"""
+    grad = _table_grad(fwd.ctx, None, obj.dloss_dlogp[mask], fwd.pi, temperature, fwd.flat)
+    if fwd.ent is not None:                     # ∂loss/∂Δ_c += Σ_{t: c_t = c} e_t · ∂H_c/∂Δ_c
+        grad = grad + np.bincount(fwd.ctx, weights=obj.dloss_dentropy[mask], minlength=_N_CTX)[:, None] * fwd.ent.dlogits
+    return grad
 
 
 def _log(p):
