@@ -101,7 +101,7 @@ SPIES = [
     ("entropy", {"entropy_coef": 0.05}, lambda r, m: m * 1),      # 每次更新一次（记录里的熵只要值：entropy.entropy_value）
     ("aggregation_weights", {"loss_agg": "token-mean"}, lambda r, m: r * 1),     # 每批一次
     ("group_advantages", {}, lambda r, m: r * 1),
-    ("step_rewards", {}, lambda r, m: r * 2),                                    # 过滤一次 + 记录一次
+    ("step_rewards", {}, lambda r, m: r * 1),                    # 每批采样一次（过滤、记录、优势共用这份奖励）
     ("constant_groups", {}, lambda r, m: r * 2),                   # 过滤一次 + group_advantages 里一次
 ]
 
