@@ -7,7 +7,8 @@
             text.py      题目怎样写成文字（字表、数的写法、Example）
             layers.py    各层：每一层的前向旁边就是它的反向
             model.py     模型、带 KV 缓存的生成（采样、贪心解码）
-            train.py     SFT，和 RL（损失的每一块都来自 toyllm.rl.losses，和玩具用同一批函数）
+            policy.py    网络的策略接口：RL 循环（toyllm.rl.loop，和玩具同一个）要的采样、log π 和反向
+            train.py     SFT，和 RL 的入口 rl_train（损失的每一块都来自 toyllm.rl.losses，和玩具用同一批函数）
             analysis.py  准确率、pass@k，网络在玩具的多步题上错在哪里
             pretraining.py 仓库里带的三种大小的预训练网络（safetensors 权重 + 清单），和训练它们的配方
     这里的名字都可以直接用：from toyllm import tinylm; tinylm.sft(...)，或 from toyllm.tinylm import TinyLM。
@@ -23,8 +24,8 @@ from .model import TinyLM, generate, greedy
 from .pretraining import PRETRAINED, load_weights, manifest, pretrained, save_weights
 from .text import (END, OP_CHARS, VOCAB, WIDTH, Example, addition_examples, answer_of, decode, encode, problem_example,
                    read_number, step_values, write_number)
-from .train import (RL_COLUMNS, TINY_DEFAULTS, batch_tokens, dlogits_from_dlogp, rl_loss_grad, rl_train, sft,
-                    tiny_config, token_logprobs)
+from .policy import batch_tokens, dlogits_from_dlogp, token_logprobs
+from .train import RL_COLUMNS, TINY_DEFAULTS, rl_loss_grad, rl_train, sft, tiny_config
 
 __all__ = ["Adam", "END", "Example", "OP_CHARS", "PRETRAINED", "RL_COLUMNS", "TINY_DEFAULTS", "TinyLM",
            "VOCAB", "accuracy", "addition_examples", "answer_of", "attention", "attention_backward", "backward",
