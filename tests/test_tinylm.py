@@ -403,6 +403,27 @@ def test_both_models_call_the_same_objective(sft_model, monkeypatch):
     assert np.dtype(np.float32) in seen and np.dtype(np.float64) in seen       # 网络（float32）和玩具（float64）都来过
 
 
+def test_both_models_reach_the_objective_through_the_same_loop_function(sft_model, monkeypatch):
+    """一个循环：玩具和网络都从 toyllm.rl.loop.policy_step 调用 rl_objective，而它在 loop.run 里被调用。"""
+    import inspect
+    from toyllm import TrainableLLM
+    from toyllm.rl import default_problems, loop, objective, preset, train as toy_train
+    callers = {}
+    real = objective.rl_objective
+
+    def spy(*args, **kwargs):
+        frame = inspect.currentframe().f_back
+        callers.setdefault(args[0].dtype, set()).add((frame.f_code, frame.f_back.f_code))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(objective, "rl_objective", spy)
+    model, examples, _ = sft_model
+    tl.rl_train(model.copy(), examples, tl.tiny_config("ppo", iterations=1, batch_problems=4, group_size=4))
+    toy_set, held = default_problems(0)
+    toy_train(TrainableLLM(1e9), preset("ppo", iterations=1), toy_set, held)
+    one = {(loop.policy_step.__code__, loop.run.__code__)}
+    assert callers == {np.dtype(np.float32): one, np.dtype(np.float64): one}
+
+
 def test_dynamic_sampling_refills_on_the_network(sft_model):
     """DAPO 的动态采样在网络上也补采（最多 max_draws 批），凑不满时按 on_short。"""
     model, train, _ = sft_model
