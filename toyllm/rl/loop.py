@@ -16,6 +16,7 @@ RL 的训练循环，两个模型共用这一个：采样 → 过滤 → 优势 
     动态采样凑不满的次数记在 meta["short_batches"]。
 """
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -144,13 +145,7 @@ def _scale(c, grads):
 def _averages(columns, style, mu):
     """μ 次更新记下的数的平均；style 见 Policy.average（价值损失在 "sum" 时用 np.mean）。"""
     if style == "running":
-        out = {}
-        for k, xs in columns.items():
-            total = 0.0
-            for x in xs:
-                total = total + x / mu
-            out[k] = total
-        return out
+        return {k: functools.reduce(lambda total, x: total + x / mu, xs, 0.0) for k, xs in columns.items()}
     return {k: float(np.mean(xs)) if k == "value_loss" else float(sum(xs) / len(xs)) for k, xs in columns.items()}
 
 
