@@ -3,9 +3,9 @@
 坏文件报带文件名的中文错误，SFT 的学习率计划和 callback。
 """
 
-import os
 import hashlib
 import json
+import os
 
 import numpy as np
 import pytest
