@@ -5,6 +5,7 @@
 
 import hashlib
 import json
+import os
 
 import numpy as np
 import pytest
@@ -176,7 +177,7 @@ def test_nan_and_missing_parameters_are_refused(tmp_path):
 def test_a_failed_save_keeps_the_old_file(saved, monkeypatch):
     model, path, sha = saved
     before = path.read_bytes()
-    monkeypatch.setattr(P.os, "replace", lambda *a: (_ for _ in ()).throw(OSError("磁盘满了")))
+    monkeypatch.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError("磁盘满了")))
     with pytest.raises(OSError):
         tl.save_weights(tl.TinyLM(d=8, heads=2, layers=1, context=12, seed=9), path)
     assert path.read_bytes() == before and [p.name for p in path.parent.iterdir()] == ["m.safetensors"]

@@ -16,12 +16,12 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 from collections.abc import Mapping
 
 import numpy as np
 
 from toyllm.arithmetic import CONTEXTS
+from toyllm.files import atomic_write
 from toyllm.tinylm import VOCAB, TinyLM
 from toyllm.tinylm.model import check_model
 from toyllm.toy_llm import ToyLLM
@@ -121,7 +121,7 @@ def _write(path, fmt, doc, history, metadata):
     dumps = lambda v: json.dumps(v, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))  # noqa: E731
     lines = [f"  {dumps(k)}: " + ("{\n" + ",\n".join(f"    {dumps(n)}: {dumps(c)}" for n, c in v.items()) + "\n  }"
                                   if k in ("delta", "history") and v else dumps(v)) for k, v in doc.items()]
-    _atomic_write(path, "{\n" + ",\n".join(lines) + "\n}\n")
+    atomic_write(path, "{\n" + ",\n".join(lines) + "\n}\n")
     return path
 
 
@@ -142,31 +142,6 @@ def _to_json(value, where, null_nonfinite):
         return value if not isinstance(value, float) or math.isfinite(value) else None
     raise TypeError(f"{where} 是 {type(value).__name__} 类型的 {value!r}，不能写进 JSON；"
                     "可以用的是数、字符串、布尔、None，以及它们组成的 list / dict")
-
-
-def _atomic_write(path, text):
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"保存失败：{path} 是一个文件夹，请给一个文件名")
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"保存失败：文件夹 {folder} 不存在；请先创建它（os.makedirs({folder!r})）")
-    umask = os.umask(0o22)
-    os.umask(umask)
-    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            for line in text.splitlines(keepends=True):
-                f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as e:                # 包括 Ctrl+C：删掉临时文件再抛出
-        os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise OSError(e.errno, f"保存 {path} 失败（{e.strerror or e}）；原来的文件（如果有）没有被改动") from e
-        raise
 
 
 def load_model(path):

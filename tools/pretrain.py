@@ -27,6 +27,7 @@ blas.pin_blas_kernel()
 
 import numpy as np  # noqa: E402
 
+from toyllm.files import atomic_write  # noqa: E402
 from toyllm.tinylm import pretraining as P  # noqa: E402
 
 
@@ -56,7 +57,7 @@ def train_one(name, position=0):
             "cpu_seconds": round(seconds, 1), "made_by": "make pretrain (tools/pretrain.py)",
             "toyllm_version": __version__, "numpy_version": np.__version__, "blas_coretype": blas.blas_kernel().get("内核"),
             "machine": platform.machine()}
-    P._atomic_write(P.WEIGHTS / f"{name}.json", (json.dumps(info, ensure_ascii=False, indent=1) + "\n").encode())
+    atomic_write(P.WEIGHTS / f"{name}.json", (json.dumps(info, ensure_ascii=False, indent=1) + "\n").encode())
     return info
 
 

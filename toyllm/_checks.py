@@ -97,6 +97,13 @@ def as_rng(name, rng):
     return rng
 
 
+def as_generator(name, rng, why=""):
+    """检查 rng 是 numpy.random.Generator（例如 np.random.default_rng(0)）：全包只在这里检查。why：写在例子后面的用途。"""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} 必须是 numpy.random.Generator（例如 np.random.default_rng(0){why}），收到 {rng!r}")
+    return rng
+
+
 def _check_range(name, value, low, high):
     if low is not None and value < low:
         raise ValueError(f"{name} 必须 >= {low}，收到 {value!r}")

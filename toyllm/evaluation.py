@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._checks import as_int, as_list, as_real
+from ._checks import as_generator, as_int, as_list, as_real
 from .estimators import LEVEL, choose_ratio, estimate_mean
 from .sampler import prepare_problems, sample_rollouts
 
@@ -158,9 +158,7 @@ class SampleSet:
 def _as_np_rng(rng, required=False):
     if rng is None and not required:
         return np.random.default_rng(0)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
-    return rng
+    return as_generator("rng", rng)
 
 
 def _as_samples(samples):

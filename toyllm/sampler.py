@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ._checks import as_int, as_real
+from ._checks import as_generator, as_int, as_real
 from .arithmetic import CONTEXTS, OP_INDEX, apply_op_np, bug_np, context_ids_np, exact_np
 from .policy import check_table_model, logit_table, softmax_rows
 from .problems import check_problems
@@ -182,8 +182,7 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0, *, logit_bonus=Non
     """
     batch = prepare_problems(problems)
     n = as_int("n", n, low=1)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
+    as_generator("rng", rng)
     temperature = as_real("temperature", temperature, low=0.0)
     if logit_bonus is not None and not callable(logit_bonus):
         raise TypeError(f"logit_bonus 必须是函数或 None，收到 {logit_bonus!r}")
@@ -210,8 +209,7 @@ def sample_subset(model, batch, rows, n, rng, temperature=1.0, *, table=None):
             or np.maximum.reduce(rows) >= len(batch):            # = rows.min()、rows.max()，不走 Python 包装
         raise ValueError(f"rows 必须是非空的一维整数数组（题号 0 … {len(batch) - 1}），收到 {rows!r}"[:300])
     n = as_int("n", n, low=1)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
+    as_generator("rng", rng)
     temperature = as_real("temperature", temperature, low=0.0)
     if table is not None and np.shape(table) != (len(CONTEXTS), 3):
         raise ValueError(f"table 必须是 ({len(CONTEXTS)}, 3) 的概率表，收到形状 {np.shape(table)}")

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._checks import as_int, as_real
+from .._checks import as_generator, as_int, as_real
 from ..blas import one_blas_thread
 from ..logits import log_softmax, softmax
 from .layers import forward, layer_norm, mlp
@@ -120,8 +120,8 @@ def generate(model, prompts, temperature=1.0, rng=None):
     """
     check_model(model)
     temperature = as_real("temperature（0 表示贪心解码）", temperature, low=0.0)
-    if temperature > 0 and not isinstance(rng, np.random.Generator):
-        raise TypeError(f"temperature > 0 时 rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)），收到 {rng!r}")
+    if temperature > 0:
+        as_generator("temperature > 0 时 rng", rng)
     if isinstance(prompts, (str, bytes)) or not isinstance(prompts, (list, tuple)) or not prompts:
         raise ValueError(f"prompts 必须是非空的字符串列表，例如 ['12+35=']，收到 {prompts!r}"[:300])
     ids = [encode(p, "prompts 里的 prompt") for p in prompts]

@@ -14,9 +14,7 @@
 
 import hashlib
 import json
-import os
 import random
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +22,7 @@ import numpy as np
 from .._checks import as_choice
 from ..arithmetic import CONTEXT_NAMES, make_problem_set
 from ..blas import one_blas_thread
+from ..files import atomic_write
 from ..toy_llm import ToyLLM
 from .analysis import accuracy, step_errors
 from .model import TinyLM, check_model
@@ -122,21 +121,6 @@ def evaluate(model):
 # =============================================================================
 # 文件：safetensors 权重 + JSON 清单
 # =============================================================================
-def _atomic_write(path, data):
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o644)                         # mkstemp 建的文件只有自己能读；权重要大家都能读
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def save_weights(model, path):
     """
     把 model 的参数存成 safetensors 文件（原子地写）；网络的构造参数存在文件头的 metadata 里。返回文件的 sha256。
@@ -147,7 +131,7 @@ def save_weights(model, path):
     check_model(model)
     data = save({k: np.ascontiguousarray(v) for k, v in model.params.items()},
                 metadata={"format": FORMAT, "config": json.dumps(model.config, sort_keys=True)})
-    _atomic_write(path, data)
+    atomic_write(path, data)
     return hashlib.sha256(data).hexdigest()
 
 
