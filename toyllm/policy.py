@@ -80,23 +80,18 @@ def logit_table(model, step_index=0):
 
 def softmax_rows(logits, temperature=1.0):
     """
-    对最后一维做 softmax(logits / temperature)。temperature = 0 表示贪心（并列时取下标最小的）。
+    对最后一维做 softmax(logits / temperature)（logits.softmax，先检查参数）。temperature = 0 表示贪心（并列时取下标最小的）。
 
     【Python 小知识】keepdims=True 让求和后的数组保留那一维（长度 1），可以直接和原数组做广播除法。
     """
     temperature = as_real("temperature", temperature, low=0.0)
-    logits = _as_logits(logits)
-    if temperature == 0:
-        out = np.zeros_like(logits)
-        np.put_along_axis(out, np.argmax(logits, axis=-1)[..., None], 1.0, axis=-1)
-        return out
-    return softmax(logits / temperature)
+    return softmax(_as_logits(logits), temperature)
 
 
 def log_softmax_rows(logits, temperature=1.0):
     """对最后一维做 log softmax(logits / temperature)（temperature > 0），比 log(softmax_rows(...)) 更稳。"""
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
-    return log_softmax(_as_logits(logits) / temperature)
+    return log_softmax(_as_logits(logits), temperature)
 
 
 def _as_logits(logits):

@@ -42,9 +42,11 @@ class Sample:
 
 def softmax(logits, temperature=1.0):
     """
-    softmax(logits / temperature)，返回 list of float。
+    softmax(logits / temperature)，返回 list of float（第 1 讲的写法：一串数进、一串概率出）。
 
     【边界】temperature = 0 表示贪心：最大的 logit 概率为 1（并列时取下标最小的那个）。
+        数组的 softmax 是 toyllm.logits.softmax（同一个公式）；这里保留纯 Python（math.exp、math.fsum），
+        因为第 1 讲种子模块逐步采样的数字要逐位复现，numpy 的 exp 和求和在末位可能不同。
     【Python 小知识】先减去最大值再取 exp，结果不变，但不会溢出（数值稳定的 softmax）。
     """
     if isinstance(logits, (str, bytes, dict)) or not hasattr(logits, "__iter__"):

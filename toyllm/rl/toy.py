@@ -50,7 +50,7 @@ def _sampling_stats(contexts, flat, logits, ref_logp_table, cfg):
         ref_logp_table：(12, 3) 参考策略的对数概率；cfg：RLConfig
     """
     visits = np.bincount(contexts, minlength=len(CONTEXTS)) / len(contexts)      # 每个情境占了多少步
-    logpi = log_softmax(logits / cfg.temperature)     # = log_softmax_rows（logits 在采样前 policy 里已经检查过）
+    logpi = log_softmax(logits, cfg.temperature)      # = log_softmax_rows（logits 在采样前 policy 里已经检查过）
     pi = np.exp(logpi)
     kl = losses.kl_estimator(logpi, ref_logp_table, cfg.kl_estimator).value       # (12, 3)：每个 (情境, 做法) 一个估计
     # 每步的 KL 估计按 (情境, 做法) 拉平后的下标 3c + a 取出（一维的 take 比二维的花式索引快，取出的数和顺序都一样）
