@@ -164,7 +164,12 @@ def test_bad_files_name_the_file(saved, tmp_path):
 def test_nan_and_missing_parameters_are_refused(tmp_path):
     model = tl.TinyLM(d=8, heads=2, layers=1, context=12)
     model.params["head"][0, 0] = np.nan
-    tl.save_weights(model, tmp_path / "nan.safetensors")
+    with pytest.raises(ValueError, match="参数 head 里有 NaN"):          # 存的时候就拒绝
+        tl.save_weights(model, tmp_path / "nan.safetensors")
+    assert not (tmp_path / "nan.safetensors").exists()
+    from safetensors.numpy import save                                # 别处写出来的坏文件：读的时候也拒绝
+    (tmp_path / "nan.safetensors").write_bytes(save(model.params, metadata={
+        "format": P.FORMAT, "config": json.dumps(model.config, sort_keys=True)}))
     with pytest.raises(ValueError, match="nan.safetensors 的参数 head 里有 NaN"):
         tl.load_weights(tmp_path / "nan.safetensors")
     model.params["head"][0, 0] = 0

@@ -46,19 +46,19 @@ def test_help_lists_every_option_with_its_default():
 
 def test_train_prints_tables_and_saves_and_plots(tmp_path):
     out = _Tty()
-    save, plot = tmp_path / "m.json", tmp_path / "curves.png"
+    save, plot = tmp_path / "m.safetensors", tmp_path / "curves.png"
     code = cli.main(_args("--iters", "6", "--table-every", "3", "--n-train", "64", "--n-heldout", "30",
                           "--save", str(save), "--plot", str(plot)), out=out)
     text = out.getvalue()
     assert code == 0
     assert "路径pass@1" in text and "\r训练" in text and "/6 [" in text  # 表格 + tqdm 进度条
     assert "训练前后每个情境选 correct 的概率" in text and "乘两位数、被乘数 ≥ 100" in text
-    from tools.checkpoint import load_model, read_checkpoint
+    from tools.checkpoint import load_history, load_model
     model = load_model(str(save))
     assert isinstance(model, TrainableLLM) and model.params.any()
-    doc = read_checkpoint(str(save))
-    meta = doc.metadata if hasattr(doc, "metadata") else doc["metadata"]
-    assert meta["algorithm"] == "grpo" and meta["options"]["iterations"] == 6
+    doc = load_history(str(save))
+    assert doc["metadata"]["algorithm"] == "grpo" and doc["metadata"]["options"]["iterations"] == 6
+    assert len(doc["history"]["iteration"]) == 6
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -4,7 +4,7 @@ python tools/train_cli.py：在命令行上用任意预设（和任意选项）�
 
 【用法】（在仓库根目录）
     python tools/train_cli.py --preset grpo --size 1e9 --iters 200 --seed 0
-    python tools/train_cli.py --preset dapo --iters 100 --plot dapo.png --save dapo_1B.json
+    python tools/train_cli.py --preset dapo --iters 100 --plot dapo.png --save dapo_1B.safetensors
     python tools/train_cli.py --preset grpo --mu 4 --eps-high 0.28 --beta 0.04 --kl-estimator k3
     python tools/train_cli.py --help          # 列出每个选项和它的默认值
 
@@ -85,7 +85,7 @@ def add_arguments(parser):
     o = parser.add_argument_group("输出")
     o.add_argument("--table-every", type=int, default=None,
                    help="每隔几次迭代打印一行训练记录（默认：迭代次数 / 10，至少 1）")
-    o.add_argument("--save", default=None, metavar="PATH", help="训练后把模型和训练记录存成 JSON 文件（默认不存）")
+    o.add_argument("--save", default=None, metavar="PATH", help="训练后把模型存成 safetensors 文件、训练记录存在旁边的 .history.json（默认不存）")
     o.add_argument("--plot", default=None, metavar="PATH", help="把训练曲线画成 PNG 文件（默认不画）")
     o.add_argument("--no-progress", action="store_true", help="不显示进度条（默认：终端上显示）")
     return parser
@@ -188,13 +188,14 @@ def main(args, out=None):
         code = 130
     if args.save:
         from tools.checkpoint import save_model
-        save_model(model, args.save, history=hist.to_dict(),
+        from toyllm.saving import history_path
+        save_model(model, args.save, history=hist,
                    metadata={"algorithm": args.preset, "options": cfg.to_dict(), "seed": cfg.seed, "size": size,
                              "problems": {"seed": args.problem_seed, "n_train": args.n_train,
                                           "n_heldout": args.n_heldout, "min_steps": args.min_steps,
                                           "max_steps": args.max_steps},
                              "interrupted": hist.interrupted})
-        print(f"模型和训练记录已保存到 {args.save}", file=out)
+        print(f"模型已保存到 {args.save}，训练记录在 {history_path(args.save)}", file=out)
     if args.plot:
         plot_history(hist, args.plot, title=f"{name}：{fmt_size(size)} 模型的训练曲线")
         print(f"训练曲线已保存到 {args.plot}", file=out)

@@ -9,6 +9,7 @@
 import difflib
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -102,6 +103,13 @@ def as_generator(name, rng, why=""):
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"{name} 必须是 numpy.random.Generator（例如 np.random.default_rng(0){why}），收到 {rng!r}")
     return rng
+
+
+def as_path(name, path):
+    """检查 path 是非空的文件路径（str 或 pathlib.Path），返回 str。"""
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(os.fspath(path), str) or not os.fspath(path):
+        raise (ValueError if path == "" else TypeError)(f"{name} 必须是非空的文件路径（str 或 pathlib.Path），收到 {path!r}")
+    return os.fspath(path)
 
 
 def _check_range(name, value, low, high):

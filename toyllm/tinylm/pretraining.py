@@ -22,7 +22,7 @@ import numpy as np
 from .._checks import as_choice
 from ..arithmetic import CONTEXT_NAMES, make_problem_set
 from ..blas import one_blas_thread
-from ..files import atomic_write
+from ..saving import bad_file, check_shapes, load_arrays, save_arrays
 from ..toy_llm import ToyLLM
 from .analysis import accuracy, step_errors
 from .model import TinyLM, check_model
@@ -119,24 +119,18 @@ def evaluate(model):
 
 
 # =============================================================================
-# 文件：safetensors 权重 + JSON 清单
+# 文件：safetensors 权重（toyllm.saving 的格式）+ JSON 清单
 # =============================================================================
-def save_weights(model, path):
+def save_weights(model, path, history=None, metadata=None):
     """
-    把 model 的参数存成 safetensors 文件（原子地写）；网络的构造参数存在文件头的 metadata 里。返回文件的 sha256。
+    把 model 的参数原子地存成 safetensors 文件（saving.save_arrays）；网络的构造参数存在文件头里。
+    给了 history（rl_train / sft 返回的 History）时，训练记录存在旁边的 .history.json 里。返回文件的 sha256。
 
     【例子】save_weights(model, "my_model.safetensors")；load_weights("my_model.safetensors")
     """
-    from safetensors.numpy import save
     check_model(model)
-    data = save({k: np.ascontiguousarray(v) for k, v in model.params.items()},
-                metadata={"format": FORMAT, "config": json.dumps(model.config, sort_keys=True)})
-    atomic_write(path, data)
-    return hashlib.sha256(data).hexdigest()
-
-
-def _bad(path, what):
-    return ValueError(f"权重文件 {path} {what}")
+    return save_arrays(path, model.params, {"format": FORMAT, "config": json.dumps(model.config, sort_keys=True)},
+                       history, metadata)
 
 
 def load_weights(path, sha256=None):
@@ -146,37 +140,14 @@ def load_weights(path, sha256=None):
     【边界】不存在：FileNotFoundError；不是 safetensors、被截断、缺参数、形状或类型不对、有 NaN、sha256 不符：ValueError，
         都写出文件名。
     """
-    from safetensors import SafetensorError
-    from safetensors.numpy import load
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"权重文件 {path} 不存在")
-    data = path.read_bytes()
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
-        raise _bad(path, "的 sha256 和清单里的不一样：文件被改过、或者没有下载完整（git lfs / 复制中断）")
+    tensors, header = load_arrays(path, FORMAT, sha256)
     try:
-        tensors = load(data)
-        header_len = int.from_bytes(data[:8], "little")
-        meta = json.loads(data[8:8 + header_len]).get("__metadata__") or {}
-    except (SafetensorError, ValueError, UnicodeDecodeError) as e:
-        raise _bad(path, f"不是完整的 safetensors 文件（可能被截断了）：{e}") from None
-    if meta.get("format") != FORMAT:
-        raise _bad(path, f"不是 toyllm 小 transformer 的权重（文件头的 metadata 里 format 应该是 {FORMAT!r}）")
-    try:
-        config = json.loads(meta["config"])
+        config = json.loads(header["config"])
         model = TinyLM(**config)
     except (KeyError, TypeError, ValueError) as e:
-        raise _bad(path, f"文件头里网络的配置 config 不对：{e}") from None
-    if set(tensors) != set(model.params):
-        missing, extra = sorted(set(model.params) - set(tensors)), sorted(set(tensors) - set(model.params))
-        raise _bad(path, f"的参数名不对：缺 {missing}，多了 {extra}")
-    for name, expected in model.params.items():
-        got = tensors[name]
-        if got.shape != expected.shape or got.dtype != expected.dtype:
-            raise _bad(path, f"的参数 {name} 是 {got.dtype} {got.shape}，配置 {config} 要的是 {expected.dtype} {expected.shape}")
-        if not np.isfinite(got).all():
-            raise _bad(path, f"的参数 {name} 里有 NaN 或无穷")
-        model.params[name] = got.copy()
+        raise bad_file(path, f"的文件头里网络的配置 config 不对：{e}") from None
+    check_shapes(path, tensors, model.params)
+    model.params.update({name: array.copy() for name, array in tensors.items()})
     return model
 
 
