@@ -7,8 +7,8 @@
     rollout（陈旧采样的权重：rollout_is、rollout_rs……）和 inputs（交给策略损失之前：序列级比率 is_level、
     δ、聚合的分母 loss_scale_factor）。这里也登记 toyllm.peers 的 6 个预设。
 【策略损失】（policy_loss 的取值，公式在 toyllm.peers.losses）
-    "sapo"：peer_losses.sapo_surrogate，光滑的门 σ(τ(ρ−1))·4/τ 代替裁剪（verl loss_mode="sapo"，verl 固定按解答平均；TRL
-    loss_type="sapo"）[S518][S539]；"geo_mean"：GMPO，peer_losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均（verl
+    "sapo"：losses.sapo_surrogate，光滑的门 σ(τ(ρ−1))·4/τ 代替裁剪（verl loss_mode="sapo"，verl 固定按解答平均；TRL
+    loss_type="sapo"）[S518][S539]；"geo_mean"：GMPO，losses.gmpo_surrogate，逐步在 log 空间裁剪后取几何平均（verl
     loss_mode="geo_mean"，verl 不看聚合，等于 loss_agg="seq-mean"；TRL 只有实验性的 GMPOTrainer）[S520][S544]；"gpg"：l = −A log
     π（verl loss_mode="gpg"；TRL 没有）[S521]；"clip_cov" / "kl_cov"：按协方差挑步截断梯度 / 加 |log ρ| 惩罚（verl loss_mode="clip_cov"
     / "kl_cov"，verl/trainer/ppo/core_algos.py；TRL 没有）[S522]；"vespo"：序列级比率的 Gamma 权重 φ(w)·(−A log π)（TRL

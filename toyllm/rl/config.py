@@ -132,14 +132,16 @@ class RLConfig:
 {options}
     【返回】RLConfig
     【边界】未知的选项名报 TypeError，并提示最像的选项名；group_size < 2、eps < 0、mu < 1、lr 不是有限的数……
-        都报中文的 ValueError。bool 选项必须真的是 True / False（不接受 0 / 1）。
+        都报中文的 ValueError。bool 选项必须真的是 True / False（不接受 0 / 1）。toyllm.peers 的选项（tau_pos……）、
+        损失（policy_loss="gpg"……）在没有 import toyllm.peers 时报错，提示先写这一句；import 以后写法和自己的选项一样。
     【例子】
         RLConfig()                                      # 默认 = GRPO 预设
         RLConfig(mu=4, eps_high=0.28)
         PRESETS["dapo"].replace(iterations=50)
         RLConfig(group_size=1)   # ValueError: group_size（组大小 G） 必须 >= 2，收到 1
-    【Python 小知识】@dataclass(frozen=True) 自动生成 __init__、__repr__、__eq__，并禁止给属性赋值；
-        在 __post_init__ 里要"修改"字段只能用 object.__setattr__(self, 名字, 值)。
+    【Python 小知识】@dataclass(frozen=True, init=False) 自动生成 __repr__、__eq__、__hash__，并禁止给属性赋值；
+        __init__ 是自己写的（要收下 toyllm.peers 的选项），里面给字段赋值只能用 object.__setattr__(self, 名字, 值)。
+        __getattr__ 只在找不到属性时才被调用：cfg.tau_pos 就这样读到 peer 里的值。
         field(metadata={...}) 给字段挂上任意说明：这里的文档和命令行帮助都是从它生成的。
     """
     iterations: int = option(200, "迭代次数", "迭代次数（≥ 0）", low=0)
