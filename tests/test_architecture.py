@@ -20,12 +20,15 @@ LAYERS = [
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
     ("采样、精确计算（answer_probs 的零件在 _value_steps）", ["sampler", "_value_steps", "exact"]),
-    ("RL 的公式和它们的选项（不知道玩具模型）；选项在 TRL / verl 里的名字", ["rl.surrogates", "rl.peer_losses",
-                                                                  "rl.peer_advantages", "rl.losses", "rl.cs336",
-                                                                  "rl.peer_rows", "rl.peers"]),
+    ("RL 的公式和它们的选项、登记表（不知道玩具模型）；搬走的旧模块（只报错）", ["rl.surrogates", "rl.losses",
+                                                                      "rl.peer_losses", "rl.peer_advantages", "rl.cs336",
+                                                                      "rl.peer_rows", "rl.peers"]),
     ("训练记录、RL 的配置（从公式导入选项）和预设、目标函数", ["history", "rl.config", "rl.presets", "rl.critic",
                                                          "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl.toy", "rl", "imitation", "gradcheck", "scaling"]),
+    ("verl / TRL 的那一层（toyllm.peers：登记进 RL 的登记表；本包从不导入它）",
+     ["peers.rows", "peers.losses", "peers.advantages", "peers.cs336", "peers.table", "peers.options", "peers.convert",
+      "peers"]),
     ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
                                "doctor_report", "doctor"]),
     ("小 transformer：题目写成文字", ["tinylm.text"]),
@@ -212,14 +215,15 @@ def test_layer_and_cycle_checks_catch_violations(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("module, allowed", [("rl.surrogates", {"_checks"}),
-                                             ("rl.peer_losses", {"_checks", "rl.surrogates"}),
-                                             ("rl.peer_advantages", {"_checks"}),
-                                             ("rl.cs336", {"_checks", "rl.surrogates"}),
-                                             ("rl.losses", {"_checks", "entropy", "rl.surrogates", "rl.peer_losses",
-                                                            "rl.peer_advantages"}),
-                                             ("rl.peer_rows", set()),
-                                             ("rl.peers", {"_checks", "rl.losses", "rl.peer_rows"}),
-                                             ("rl.config", {"_checks", "text", "rl.losses", "rl.peers"})])
+                                             ("rl.losses", {"_checks", "entropy", "rl.surrogates"}),
+                                             ("rl.config", {"_checks", "rl.losses", "rl.surrogates"}),
+                                             *((old, set()) for old in ("rl.peers", "rl.peer_losses", "rl.peer_advantages",
+                                                                        "rl.peer_rows", "rl.cs336")),
+                                             ("peers.losses", {"_checks", "rl.surrogates"}),
+                                             ("peers.advantages", {"_checks", "rl.losses"}),
+                                             ("peers.cs336", {"_checks", "rl.surrogates"}),
+                                             ("peers.rows", set()),
+                                             ("peers.table", {"rl.losses", "peers.rows"})])
 def test_rl_formulas_know_nothing_of_the_toy_model(module, allowed):
     """losses（和它转出的 surrogates）/ config 也给小 transformer 用：只能导入参数检查、文字、熵的公式；config 从 losses 导入公式的选项，反过来不行。"""
     assert set(_edges().get(module, {})) <= allowed
@@ -229,3 +233,35 @@ def test_formulas_sit_below_the_configuration():
     """公式拥有自己的选项列表（ADVANTAGES、AGGREGATIONS……），config 从 losses 导入它们：公式不依赖配置。"""
     assert LAYER_OF["rl.losses"] < LAYER_OF["rl.config"]
     assert "rl.losses" in _edges()["rl.config"] and "rl.config" not in _edges().get("rl.losses", {})
+
+
+def _is_peers(name):
+    return name == "peers" or name.startswith("peers.")
+
+
+def core_imports_of_peers():
+    """核心（toyllm/ 除了 peers/）里导入 toyllm.peers 的地方，函数里的延迟导入也算。"""
+    return [f"toyllm/{name.replace('.', '/') or '__init__'} 第 {line} 行导入了 {target}"
+            for name, targets in _edges().items() if not _is_peers(name)
+            for target, line in targets.items() if _is_peers(target)]
+
+
+def test_the_core_never_imports_the_peers_layer():
+    """学生的包从不导入 toyllm.peers：verl / TRL 的东西由 import toyllm.peers 登记进来（登记表在 rl.surrogates、rl.losses、
+    rl.config、rl.presets），反过来不行。"""
+    bad = core_imports_of_peers()
+    assert not bad, "核心导入了 toyllm.peers：\n" + "\n".join(bad)
+    assert {m for m in MODULES if _is_peers(m)} >= {"peers", "peers.losses", "peers.table", "peers.convert"}
+
+
+def test_the_peers_check_catches_a_violation(tmp_path, monkeypatch):
+    """检查本身会失败：让 rl.objective 在函数里延迟导入 toyllm.peers、让 imitation 用绝对路径导入它的子模块。"""
+    lazy = tmp_path / "objective.py"
+    lazy.write_text("def f():\n    from ..peers import to_trl\n", encoding="utf-8")
+    absolute = tmp_path / "imitation.py"
+    absolute.write_text("import toyllm.peers.losses\n", encoding="utf-8")
+    monkeypatch.setitem(MODULES, "rl.objective", lazy)
+    monkeypatch.setitem(MODULES, "imitation", absolute)
+    bad = core_imports_of_peers()
+    assert any("toyllm/rl/objective" in line and "peers" in line for line in bad)
+    assert any("toyllm/imitation" in line and "peers.losses" in line for line in bad)

@@ -399,8 +399,12 @@ def test_grading_finds_no_tampering_in_the_untouched_package():
     import pkgutil
 
     import toyllm
+    moved = {f"toyllm.rl.{n}" for n in ("peers", "peer_losses", "peer_advantages", "peer_rows", "cs336")}
     for info in pkgutil.walk_packages(toyllm.__path__, "toyllm."):
-        if not info.name.endswith("__main__"):
+        if info.name in moved:                       # 搬到 toyllm.peers 的旧模块：导入就报错，说出新的位置
+            with pytest.raises(ImportError, match="搬到了 toyllm.peers"):
+                importlib.import_module(info.name)
+        elif not info.name.endswith("__main__"):
             importlib.import_module(info.name)
     from tools import grading
     assert grading.tampered() == []

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toyllm.rl import cs336, losses
+from toyllm.peers import cs336
+from toyllm.rl import losses
 
 SNAP = Path(__file__).parent / "data" / "cs336_a5"
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from toyllm import (MAX_STEPS, ToyLLM, TrainableLLM, apply_grads, evaluate, make_problem, make_problem_set, sft)
+import toyllm.peers  # noqa: F401  登记 verl / TRL 的预设：每个进程都核对同样的 18 个预设
 from toyllm import rl
 from tools.checkpoint import load_history, load_model, save_model
 from toyllm.exact import exact_pass_at_1

@@ -8,7 +8,7 @@
     <!-- check:hardness -->   | 运算 | 档位 0 … 3 | …         toyllm.arithmetic.HARDNESS_LEVELS
     <!-- check:contexts -->   | 下标 | 运算 | 难度 | 名字 |   toyllm.CONTEXTS、toyllm.CONTEXT_NAMES
     <!-- check:presets -->    | 预设 | 选项名… |              toyllm.rl.PRESETS
-    <!-- check:preset-peers --> | 预设 | 算法 | verl | TRL |  toyllm.rl.PRESET_NAMES、PRESET_PEERS
+    <!-- check:preset-peers --> | 预设 | 算法 | verl | TRL |  toyllm.rl.PRESET_NAMES、toyllm.peers.PRESET_PEERS
     <!-- generated:名字 --> … <!-- /generated:名字 -->        由脚本生成，和 numbers.json 对照
 """
 
@@ -304,7 +304,8 @@ def test_lecture06_presets_table_equals_the_package():
 
 
 def test_lecture06_lists_every_preset_with_its_verl_and_trl_names():
-    from toyllm.rl import PRESET_NAMES, PRESET_PEERS, PRESETS
+    from toyllm.peers import PRESET_PEERS
+    from toyllm.rl import PRESET_NAMES, PRESETS
     (head, rows), = check_tables(_text(L06), "preset-peers")
     assert head == ["预设", "算法", "verl", "TRL"]
     assert [_code(r[0]) for r in rows] == list(PRESETS) == list(PRESET_PEERS)

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from toyllm.gradcheck import finite_difference_grad
+import toyllm.peers  # noqa: F401  登记 verl / TRL 的损失、优势、选项和预设
+from toyllm.peers import advantages as peer_advantages, losses as peer_losses
 from toyllm.rl import RLConfig, losses, preset
 from toyllm.rl.objective import rl_objective
 
@@ -147,7 +149,7 @@ def test_clip_cov_matches_verl_with_a_seeded_generator():
     assert 1 < len(chosen) < m.sum()
     _check(cfg, lambda lp: verl_clip_cov(lp, old, A, m, 0.2, 0.2, 0.2, 0.05, 5.0, 7, chosen)[0], logp, old, adv, m,
            rng=np.random.default_rng(7))
-    surr = losses.clip_cov_surrogate(logp - old, adv, logp, m, ratio=0.2, lb=0.05, rng=np.random.default_rng(7))
+    surr = peer_losses.clip_cov_surrogate(logp - old, adv, logp, m, ratio=0.2, lb=0.05, rng=np.random.default_rng(7))
     assert sorted(map(tuple, np.argwhere(surr.selected))) == sorted(map(tuple, chosen))
     with pytest.raises(TypeError, match="rng 必须是 numpy.random.Generator"):
         rl_objective(logp, old, adv, m, cfg)
@@ -346,10 +348,10 @@ def test_opo_and_gpg_advantages_match_verl():
 @given(st.floats(-3, 3), st.floats(-5, 5), st.floats(0.2, 5), st.floats(0.2, 5))
 def test_sapo_gate_is_ppo_at_ratio_one_and_its_slope_never_exceeds_it(log_ratio, a, tau_pos, tau_neg):
     m = np.ones((1, 1), bool)
-    s = losses.sapo_surrogate(np.array([[log_ratio]]), np.array([a]), m, tau_pos, tau_neg)
+    s = peer_losses.sapo_surrogate(np.array([[log_ratio]]), np.array([a]), m, tau_pos, tau_neg)
     rho = math.exp(log_ratio)
     assert abs(s.dloss_dlogp[0, 0]) <= abs(a) * rho + 1e-12                # 斜率 4σ(1 − σ) ≤ 1
-    one = losses.sapo_surrogate(np.zeros((1, 1)), np.array([a]), m, tau_pos, tau_neg)
+    one = peer_losses.sapo_surrogate(np.zeros((1, 1)), np.array([a]), m, tau_pos, tau_neg)
     assert one.dloss_dlogp[0, 0] == pytest.approx(-a)
 
 
@@ -360,9 +362,9 @@ def test_at_ratio_one_vespo_and_kl_cov_are_the_plain_policy_gradient(adv, logp):
     lp, a = np.array(logp).reshape(2, 2), np.array(adv).reshape(2, 2)
     zero = np.zeros((2, 2))
     plain = -a
-    assert np.allclose(losses.vespo_surrogate(zero, a, lp, m).dloss_dlogp, plain)
-    assert np.allclose(losses.kl_cov_surrogate(zero, a, lp, m, ratio=0.5).dloss_dlogp, plain)
-    assert np.allclose(losses.gpg_surrogate(a, lp, m).dloss_dlogp, plain)
+    assert np.allclose(peer_losses.vespo_surrogate(zero, a, lp, m).dloss_dlogp, plain)
+    assert np.allclose(peer_losses.kl_cov_surrogate(zero, a, lp, m, ratio=0.5).dloss_dlogp, plain)
+    assert np.allclose(peer_losses.gpg_surrogate(a, lp, m).dloss_dlogp, plain)
 
 
 def test_fully_masked_batch_gives_zero_loss_and_gradient():
@@ -395,11 +397,11 @@ def test_refused_combinations_say_why_in_chinese(changes, message):
 def test_peer_functions_refuse_bad_inputs_in_chinese():
     m = np.ones((1, 2), bool)
     with pytest.raises(ValueError, match="adv 的形状必须是"):
-        losses.sapo_surrogate(np.zeros((1, 2)), np.zeros(3), m)
+        peer_losses.sapo_surrogate(np.zeros((1, 2)), np.zeros(3), m)
     with pytest.raises(ValueError, match="log_ratio 在 mask 内必须都是有限的数"):
-        losses.gmpo_surrogate(np.array([[np.nan, 0]]), np.zeros(1), m)
+        peer_losses.gmpo_surrogate(np.array([[np.nan, 0]]), np.zeros(1), m)
     with pytest.raises(ValueError, match="level（rollout 修正的级别）"):
-        losses.rollout_correction(np.zeros((1, 2)), np.zeros((1, 2)), m, "seq")
+        peer_losses.rollout_correction(np.zeros((1, 2)), np.zeros((1, 2)), m, "seq")
     with pytest.raises(ValueError, match="opo 需要 \\(4, L\\) 的 bool mask"):
         losses.group_advantages([1, 0, 0, 1], 2, "opo")
     with pytest.raises(ValueError, match="scale_factor（verl 的 loss_scale_factor）只对"):
@@ -446,7 +448,7 @@ def test_each_new_preset_trains_through_its_own_function(monkeypatch, name, func
         out = losses.Surrogate(np.zeros(m.shape), np.zeros(m.shape, bool), np.zeros(m.shape, bool))
         out.dloss_dlogp = np.zeros(m.shape)
         return out
-    monkeypatch.setattr(losses, function, zero)
+    monkeypatch.setattr(peer_advantages if function.endswith("advantages") else peer_losses, function, zero)
     model = TrainableLLM(1e9)
     train(model, cfg, *problems)
     assert np.all(model.params == 0)

@@ -1,5 +1,5 @@
 """
-装了 TRL / verl 时（make test-peers 的 .venv-peers），用真的包核对 RLConfig.to_trl() / to_verl()：
+装了 TRL / verl 时（make test-peers 的 .venv-peers），用真的包核对 toyllm.peers.to_trl(config) / to_verl(config)：
 trl.GRPOConfig(**to_trl()) 接受每一个参数、值原样留下；to_verl() 的每一条覆盖项在 verl 自带的 Hydra 配置里
 能合成（键不存在时 Hydra 报错），合成后的值就是写进去的值。没有装时整个文件跳过（make test 的 .venv 里就是这样）。
 版本：trl 1.10.0（离固定提交 f2cd5771 最近的发布）、verl 0.8.0（离 b178a3cd 最近的发布），见 tools/peers-requirements.txt、peers-nodeps.txt。
@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+import functools
+
+from toyllm.peers import hydra_value, to_trl, to_verl
 from toyllm.rl import PRESETS, RLConfig
-from toyllm.rl.peers import hydra_value
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::DeprecationWarning", "ignore::UserWarning")
 
@@ -34,7 +36,7 @@ def configs(peer):
     """每个预设和几个别的配置，没有对应的选项放进 ignore：[(名字, 结果)]。"""
     out = []
     for name, cfg in [*PRESETS.items(), *((f"extra{i}", c) for i, c in enumerate(EXTRA))]:
-        method = getattr(cfg, f"to_{peer}")
+        method = functools.partial({"trl": to_trl, "verl": to_verl}[peer], cfg)
         kwargs = {"as_dict": True} if peer == "verl" else {}
         try:
             out.append((name, method(**kwargs)))

@@ -15,6 +15,7 @@ import importlib
 import math
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -475,3 +476,27 @@ def test_every_public_function_is_listed():
                     missing.append(f"{module}.{name}")
     assert missing == [], f"这些公开函数没有写进 CASES：{missing}"
     assert hasattr(toyllm, "__version__")
+
+
+# 搬到 toyllm.peers 的公开名字（#37）：旧的位置 → 新的位置（README 的"搬家的名字"是同一张表）
+MOVED = {"toyllm.rl.peers.ROWS": "toyllm.peers.ROWS", "toyllm.rl.peers.to_peer": "toyllm.peers.to_peer",
+         "toyllm.rl.peers.hydra_value": "toyllm.peers.hydra_value", "toyllm.rl.peer_rows.Row": "toyllm.peers.rows.Row",
+         "toyllm.rl.peer_losses.sapo_surrogate": "toyllm.peers.losses.sapo_surrogate",
+         "toyllm.rl.peer_losses.rollout_correction": "toyllm.peers.losses.rollout_correction",
+         "toyllm.rl.peer_advantages.opo_advantages": "toyllm.peers.advantages.opo_advantages",
+         "toyllm.rl.peer_advantages.reinforce_pp_advantages": "toyllm.rl.losses.reinforce_pp_advantages",
+         "toyllm.rl.peer_advantages.whiten": "toyllm.rl.losses.whiten",
+         "toyllm.rl.cs336.masked_mean": "toyllm.peers.cs336.masked_mean",
+         "toyllm.rl.PRESET_PEERS": "toyllm.peers.PRESET_PEERS"}
+
+
+@pytest.mark.parametrize("old, new", list(MOVED.items()))
+def test_moved_names_live_at_the_new_place_and_the_old_place_says_where(old, new):
+    import toyllm.peers  # noqa: F401
+    module, name = new.rsplit(".", 1)
+    assert getattr(importlib.import_module(module), name) is not None
+    old_module, old_name = old.rsplit(".", 1)
+    with pytest.raises((ImportError, AttributeError), match="toyllm.peers"):
+        getattr(importlib.import_module(old_module), old_name)
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert f"`{old_module}`" in readme or f"`{old_module}." in readme or f"`{old}`" in readme, "README 的搬家表里没有它"

@@ -31,7 +31,7 @@ MENTIONS = {
     ("lectures/lecture06_scaling_rl.md", "| 预设 | 算法 | verl | TRL |"):
         "8.4 节预设对照表的表头，只是列名；各格的说法由表前的说明句 S126、S127 和后面的 S124、S128 指向来源",
     ("lectures/lecture06_scaling_rl.md", "| `reinforce` | REINFORCE | — | —（CS336 作业 5 的 no_baseline） |"):
-        "check:preset-peers 表的格子必须逐字等于 toyllm.rl.PRESET_PEERS（tests/test_lectures.py），不能加编号；"
+        "check:preset-peers 表的格子必须逐字等于 toyllm.peers.PRESET_PEERS（tests/test_lectures.py），不能加编号；"
         "同一说法在第 6 节的表里带着 S106",
     ("lectures/lecture06_scaling_rl.md", "| 选项（取值） | TRL（`GRPOConfig`） | 出处 | verl（`main_ppo` 的覆盖项） | 出处 |"):
         "8.11 节生成的对照表的表头，只是列名；表的说明句带 S149，每一行的出处格带那个文件的编号",
@@ -62,12 +62,12 @@ def _markdown_of_source(path):
 
 def _docstrings(path):
     """一个模块里所有的说明：模块、类、函数的 docstring，字段后面的字符串（属性说明），
-    和 RLConfig 选项的说明（_option(...) 里的字符串，拼进 RLConfig 的 docstring 和命令行帮助）。"""
+    和 RLConfig 选项的说明（option(...) 里的字符串，拼进 RLConfig 的 docstring 和命令行帮助）。"""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = [node.value.value for node in ast.walk(tree)
              if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_option":
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "option":
             # 第 1、2 个参数是默认值和中文名（"verl"、"TRL δ" 是取值和名字，不是说法），从 help 起是说明
             found += [a.value for a in node.args[2:] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
     return "\n\n".join(found)

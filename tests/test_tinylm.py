@@ -7,6 +7,7 @@ import random
 import numpy as np
 import pytest
 
+import toyllm.peers  # noqa: F401  登记 verl / TRL 的损失和选项：这里也核对它们在网络上起作用
 from toyllm import tinylm as tl
 from toyllm.arithmetic import Problem, Step, make_problem_set
 from toyllm.rl import losses
@@ -356,9 +357,10 @@ def test_every_preset_reaches_its_own_function_on_the_network(sft_model, monkeyp
             calls = []
             _spy_calls(mp, losses, ["group_advantages", "aggregation_weights", "kl_estimator", "clipped_surrogate",
                                     "gspo_surrogate", "cispo_surrogate", "reinforce_pp_advantages",
-                                    "truncated_is_weights", "reinforce_pp_no_baseline_advantages", "sapo_surrogate",
-                                    "gmpo_surrogate", "gpg_surrogate", "gpg_advantages", "clip_cov_surrogate",
-                                    "kl_cov_surrogate"], calls)
+                                    "truncated_is_weights"], calls)
+            _spy_calls(mp, toyllm.peers.advantages, ["reinforce_pp_no_baseline_advantages", "gpg_advantages"], calls)
+            _spy_calls(mp, toyllm.peers.losses, ["sapo_surrogate", "gmpo_surrogate", "gpg_surrogate", "clip_cov_surrogate",
+                                                 "kl_cov_surrogate"], calls)
             _spy_calls(mp, critic, ["gae", "value_loss"], calls)
             tl.rl_train(model.copy(), train, tl.tiny_config(name, iterations=3, batch_problems=4, group_size=4))
         assert reached(calls), name
@@ -476,7 +478,8 @@ def test_every_option_is_classified():
     import dataclasses
     from toyllm.rl import RLConfig
     classified = set(OPTION_CHANGES) | set(OPTION_REFUSED) | set(OPTION_RAISES)
-    assert classified == {f.name for f in dataclasses.fields(RLConfig)}
+    own = dataclasses.fields(RLConfig)[:-1]                     # 最后一个字段 peer 装 toyllm.peers 的选项
+    assert classified == {f.name for f in own + dataclasses.fields(toyllm.peers.PeerOptions)}
 
 
 @pytest.mark.parametrize("name", sorted(OPTION_CHANGES))

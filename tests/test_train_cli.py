@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import tools.train_cli as cli
+from toyllm.peers import PeerOptions
 from toyllm.rl import PRESETS, RLConfig
 from toyllm.trainable import TrainableLLM
 
@@ -34,8 +35,8 @@ def test_options_override_the_preset():
 def test_help_lists_every_option_with_its_default():
     parser = cli.add_arguments(argparse.ArgumentParser(prog="train"))
     text = parser.format_help()
-    fields = {f.name for f in dataclasses.fields(RLConfig)} - {"seed"}
-    assert fields == {field for _, field, _, _ in cli._OPTIONS}
+    fields = {f.name for f in dataclasses.fields(RLConfig)[:-1] + dataclasses.fields(PeerOptions)} - {"seed"}
+    assert fields == {field for _, field, _, _ in cli._OPTIONS}     # RLConfig 自己的选项（peer 除外）和 toyllm.peers 的
     for flag, _, _, _ in cli._OPTIONS:
         assert flag in text
     for flag in ("--preset", "--size", "--seed", "--save", "--plot", "--n-train", "--table-every"):
@@ -107,8 +108,9 @@ def test_options_and_the_config_docstring_share_one_source():
     """每个选项的说明和 RLConfig 文档里的那一行出自同一个字段的 metadata；类型和可选值也来自字段。"""
     parser = cli.add_arguments(argparse.ArgumentParser(prog="train"))
     actions = {a.dest: a for a in parser._actions}
-    for f in dataclasses.fields(RLConfig):
-        assert f"{f.name}：{f.metadata['help']}" in RLConfig.__doc__
+    own = dataclasses.fields(RLConfig)[:-1]                     # 最后一个字段 peer 装 toyllm.peers 的选项，不是命令行选项
+    for f in own + dataclasses.fields(PeerOptions):
+        assert f not in own or f"{f.name}：{f.metadata['help']}" in RLConfig.__doc__
         if f.name == "seed":
             continue
         action = actions[f.name]

@@ -36,7 +36,7 @@ from toyllm.experiments import inference_curves  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
 from toyllm.rl import PRESETS, RLConfig, default_problems, preset, train  # noqa: E402
 from toyllm.rl.presets import format_option  # noqa: E402
-from toyllm.rl.peers import ANY, ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT, hydra_value  # noqa: E402
+from toyllm.peers import ANY, ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT, hydra_value, to_trl, to_verl  # noqa: E402
 from toyllm.scaling import fit_sigmoid, reach_target, scaling_curve  # noqa: E402
 
 LECTURES = ROOT / "lectures"
@@ -369,7 +369,7 @@ def _row_marks(row):
 
 
 def render_peers():
-    """讲义 8.11 节：RLConfig 的选项在 TRL 和 verl 里的名字，由 toyllm.rl.peers.ROWS 生成（to_trl / to_verl 查的是同一张表）。"""
+    """讲义 8.11 节：RLConfig 的选项在 TRL 和 verl 里的名字，由 toyllm.peers.ROWS 生成（to_trl / to_verl 查的是同一张表）。"""
     lines = [f"名字取自 TRL 提交 `{TRL_COMMIT[:8]}`（`GRPOConfig` 从 transformers 继承的字段：transformers "
              f"{TRANSFORMERS_VERSION} 的 `training_args.py`）和 verl 提交 `{VERL_COMMIT[:8]}`{_mark(PEER_TABLE_ROW)}。"
              "出处一列是文件和行号，后面的编号指向来源表里那个文件的一行（TRL 的文件省去 `trl/trainer/`，"
@@ -380,12 +380,12 @@ def render_peers():
         value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
         lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')}{_note_marks(row.trl)} | {_source_cell(row.trl)} | "
                      f"{_peer_cell(row, 'verl')}{_note_marks(row.verl)}{_row_marks(row)} | {_source_cell(row.verl)} |")
-    kw = PRESETS["dapo"].to_trl(ignore=DAPO_IGNORE)
-    lines += ["", f"例：`PRESETS[\"dapo\"].to_trl(ignore={DAPO_IGNORE!r})` 给出", "", "```python",
+    kw = to_trl(PRESETS["dapo"], ignore=DAPO_IGNORE)
+    lines += ["", f"例：`to_trl(PRESETS[\"dapo\"], ignore={DAPO_IGNORE!r})` 给出", "", "```python",
               "dict(" + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")", "```", "",
-              "`PRESETS[\"gspo\"].to_verl()` 给出（接在 `python -m verl.trainer.main_ppo` 后面"
+              "`to_verl(PRESETS[\"gspo\"])` 给出（接在 `python -m verl.trainer.main_ppo` 后面"
               f"{_mark('S129')}）：", "", "```text",
-              *PRESETS["gspo"].to_verl(), "```"]
+              *to_verl(PRESETS["gspo"]), "```"]
     return "\n".join(lines)
 
 

@@ -1,7 +1,7 @@
 """
-从 TRL 和 verl 的固定提交里取出名字表：tests/peer_names.json（tests/test_peers.py 拿它核对 toyllm.rl.peers 的对照表）。
+从 TRL 和 verl 的固定提交里取出名字表：tests/peer_names.json（tests/test_peers.py 拿它核对 toyllm.peers 的对照表）。
 
-【思路】对照表 toyllm.rl.peers.ROWS 的每一格写着对方的名字和出处（"文件:行"）。这里从源码里取出：
+【思路】对照表 toyllm.peers.ROWS 的每一格写着对方的名字和出处（"文件:行"）。这里从源码里取出：
     1. TRL 的 GRPOConfig 能接受的全部字段：trl/trainer/grpo_config.py、base_config.py（提交 TRL_COMMIT），
        加上它继承的 transformers TrainingArguments 的字段（transformers TRANSFORMERS_VERSION 的 training_args.py）；
     2. verl 的 PPO 训练器的全部配置路径：verl/trainer/config/_generated_ppo_trainer.yaml（提交 VERL_COMMIT，
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from toyllm.rl.peers import ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT  # noqa: E402
+from toyllm.peers import ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT  # noqa: E402
 
 OUT = ROOT / "tests" / "peer_names.json"
 FIELD_RE = re.compile(r"^    ([a-z_][a-z0-9_]*): [^=\n]+= field\(", re.M)

@@ -22,8 +22,10 @@ from pathlib import Path
 from toyllm._checks import as_real
 from toyllm.demo import context_table
 from toyllm.exact import correct_paths
+import toyllm.peers  # 登记 verl / TRL 的损失、选项和预设：命令行也列出它们
 from toyllm.problems import default_problems
-from toyllm.rl import OPTION_NAMES, PRESET_NAMES, PRESETS, RLConfig, train
+from toyllm.rl import PRESET_NAMES, PRESETS, RLConfig, train
+from toyllm.rl.config import option_label
 from toyllm.rl.presets import format_option
 from toyllm.text import fmt_size
 from toyllm.trainable import TrainableLLM
@@ -35,7 +37,9 @@ def _flag(field):
     return "--iters" if field.name == "iterations" else "--" + field.name.replace("_", "-")
 
 
-_OPTIONS = [(_flag(f), f.name, f.type, f.metadata["help"]) for f in dataclasses.fields(RLConfig) if f.name != "seed"]
+_FIELDS = dataclasses.fields(RLConfig)[:-1] + dataclasses.fields(toyllm.peers.PeerOptions)
+"""RLConfig 自己的选项（最后一个字段 peer 另算），加上 toyllm.peers 登记的选项。"""
+_OPTIONS = [(_flag(f), f.name, f.type, f.metadata["help"]) for f in _FIELDS if f.name != "seed"]
 """命令行选项 → RLConfig 的 (选项, 字段名, 类型, 说明)：全部从 RLConfig 的字段生成，说明和 RLConfig 的文档同源。"""
 
 TABLE_COLUMNS = ["iteration", "reward", "pass1_exact", "pass1_sampled", "entropy", "kl_exact", "clip_low", "clip_high",
@@ -63,12 +67,12 @@ def add_arguments(parser):
     """
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = "预设：" + "、".join(f"{k}（{v}）" for k, v in PRESET_NAMES.items()) + \
-        "。没写的选项取预设的值；python -c \"from toyllm.rl import presets_table; print(presets_table())\" 列出各预设的差别。"
+        "。没写的选项取预设的值；python -c \"import toyllm.peers; from toyllm.rl import presets_table; print(presets_table())\" 列出各预设的差别。"
     g = parser.add_argument_group("算法")
     g.add_argument("--preset", default="grpo", choices=list(PRESETS), help="预设（默认 grpo）")
     g.add_argument("--size", default="1e9", help="模型参数量，例如 1e9、5e8、1e10（默认 1e9）")
     g.add_argument("--seed", type=int, default=0, help="训练的随机种子：选题和采样（默认 0）")
-    choices = {f.name: f.metadata["choices"] for f in dataclasses.fields(RLConfig)}
+    choices = {f.name: f.metadata["choices"] for f in _FIELDS}
     for flag, field, typ, text in _OPTIONS:
         help_text = f"{text}。{_default_text(field)}"
         if typ is bool:
@@ -172,7 +176,7 @@ def main(args, out=None):
           file=out)
     changed = {k: v for k, v in cfg.to_dict().items() if v != getattr(PRESETS[args.preset], k)}
     if changed:
-        print("改动的选项：" + "，".join(f"{OPTION_NAMES.get(k, k)} = {v}" for k, v in changed.items()), file=out)
+        print("改动的选项：" + "，".join(f"{option_label(k).split('（')[0]} = {v}" for k, v in changed.items()), file=out)
     tty = (not args.no_progress) and hasattr(out, "isatty") and out.isatty()
     progress = _Progress(cfg.iterations, every, out, tty)
     hist = train(model, cfg, train_set, correct_paths(heldout), callback=progress)

@@ -499,11 +499,14 @@ print(f"ppo_dual_clip 的训练记录和 ppo 完全相同：{dict(runs['ppo_dual
 # %% [markdown]
 # ## 10. verl 和 TRL 的其他损失（讲义 8.10）
 #
-# 六个新预设都是同一个循环的选项。新的策略损失是 `policy_loss` 的取值，公式在 `toyllm.rl.peer_losses`，
+# 这些损失、优势、选项和预设在 `toyllm.peers` 里：`import toyllm.peers` 把它们登记进 `toyllm.rl`，之后六个新预设都是同一个循环的选项。
+# 新的策略损失是 `policy_loss` 的取值，公式在 `toyllm.peers.losses`，
 # 玩具和小 transformer 都经过同一个 `rl_objective`。看输出：每个新预设和 GRPO 差在哪几个选项。
 
 # %%
-from toyllm.rl import PRESET_NAMES, cs336
+import toyllm.peers  # noqa: F401  登记 verl / TRL 的损失、优势、选项和预设
+from toyllm.peers import cs336, losses as peer_losses
+from toyllm.rl import PRESET_NAMES
 from toyllm.rl.objective import rl_objective
 
 NEW = ["reinforce_pp_no_baseline", "sapo", "gmpo", "gpg", "clip_cov", "kl_cov"]
@@ -550,9 +553,9 @@ Table(["损失", "值", "‖∂loss/∂log π‖", "下界裁剪", "上界裁剪
 
 # %%
 log_ratio = new_logp - old_logp
-cc = losses.clip_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05,
-                               rng=np.random.default_rng(0))
-kc = losses.kl_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05)
+cc = peer_losses.clip_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05,
+                                    rng=np.random.default_rng(0))
+kc = peer_losses.kl_cov_surrogate(log_ratio, adv, new_logp, m, ratio=0.05)
 print(f"mask 内 {m.sum()} 步；Clip-Cov 截断梯度的步 {cc.selected.sum()} 个，KL-Cov 加惩罚的步"
       f" {kc.selected.sum()} 个")
 print(f"verl 的默认比例 2e-4：只挑 max(⌊2e-4 × {m.sum()}⌋, 1) = {max(int(2e-4 * m.sum()), 1)} 步")
@@ -564,7 +567,7 @@ print(f"verl 的默认比例 2e-4：只挑 max(⌊2e-4 × {m.sum()}⌋, 1) = {ma
 # %%
 rhos = np.linspace(0.5, 2.0, 301)
 one = np.ones((1, len(rhos)), bool)
-sapo = losses.sapo_surrogate(np.log(rhos)[None], np.ones(1), one)
+sapo = peer_losses.sapo_surrogate(np.log(rhos)[None], np.ones(1), one)
 ppo = clipped_surrogate(rhos, np.ones_like(rhos))
 fig, ax = plt.subplots(figsize=(6, 3.2))
 ax.plot(rhos, -ppo.dloss_dlogp, label="PPO 裁剪（ε = 0.2）")

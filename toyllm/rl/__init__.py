@@ -6,12 +6,10 @@
     losses.py     优势（group_advantages）、KL 估计（kl_estimator / kl_estimates）、
                   聚合（aggregation_weights / aggregate_loss）、熵（entropy）
                   —— 每个公式旁边就是它的导数，输入是普通数组，不知道玩具模型；
-                  8.5–8.9 节：reinforce_pp_advantages、AGGREGATION_TABLE（verl / TRL 的聚合名字）
+                  8.5–8.9 节：reinforce_pp_advantages、whiten、AGGREGATION_TABLE（聚合的各种名字）[S534]
     surrogates.py 裁剪的替代损失 clipped_surrogate（dual-clip：clip_ratio_c）、gspo_surrogate、cispo_surrogate、
                   truncated_is_weights（losses 转出它们：losses.clipped_surrogate 是同一个函数）
-    peer_losses.py verl / TRL 的其他策略损失：SAPO、GMPO（geo_mean）、GPG、Clip-Cov、KL-Cov、VESPO，rollout 修正
-    peer_advantages.py REINFORCE++（带 / 不带基线）、OPO、GPG 的优势，整批白化 whiten
-    cs336.py      CS336 作业 5 的函数[S500]：−A log π、SFT 的 −log π、masked_mean / masked_normalize、小批的梯度累积
+    真实系统的其他损失、优势、选项、预设，to_trl / to_verl，作业 5 的函数在 toyllm.peers（import toyllm.peers 登记进来）
     critic.py     价值表 V[t, c, ok]、GAE(γ, λ)、价值损失、精确价值 V*（第 6 讲 8.5 节，预设 ppo_critic）
     kernel.py     把这些公式用链式法则接起来，得到对 Δ 表 (12, 3) 的精确梯度（policy_loss、score_vectors）
     filtering.py  玩具解答的奖励（step_rewards）、把几批解答接起来或挑出一部分
@@ -31,10 +29,10 @@
 
 from ..history import COLUMN_NAMES, History
 from ..problems import default_problems
-from . import critic, cs336
+from . import critic
 from .config import (ADVANTAGE_ESTIMATORS, ADVANTAGES, AGGREGATIONS, KL_ESTIMATORS, OPTIMIZERS, OPTION_NAMES,
                      POLICY_LOSSES, REWARDS, SCALES, RLConfig)
-from .presets import PRESET_NAMES, PRESET_PEERS, PRESETS, diff_presets, preset, presets_table
+from .presets import PRESET_NAMES, PRESETS, diff_presets, preset, presets_table
 from .losses import (AGGREGATION_TABLE, KL_CLAMP, Entropy, KLEstimates, KLTerm, Surrogate, aggregate_loss,
                      aggregation_weights, cispo_surrogate, clipped_surrogate, constant_groups, entropy, group_advantages,
                      gspo_surrogate, kl_estimates, kl_estimator, reinforce_pp_advantages, truncated_is_weights)
@@ -44,8 +42,18 @@ from .toy import RL_COLUMNS, train
 
 __all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "AGGREGATION_TABLE", "COLUMN_NAMES", "Entropy",
            "History", "KLEstimates", "KLTerm", "KL_CLAMP", "KL_ESTIMATORS", "LossResult", "OPTIMIZERS", "OPTION_NAMES",
-           "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "PRESET_PEERS", "REWARDS", "RLConfig", "RL_COLUMNS", "SCALES", "Surrogate",
+           "POLICY_LOSSES", "PRESETS", "PRESET_NAMES", "REWARDS", "RLConfig", "RL_COLUMNS", "SCALES", "Surrogate",
            "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clipped_surrogate", "constant_groups",
-           "critic", "cs336", "default_problems", "diff_presets", "entropy", "group_advantages", "gspo_surrogate",
+           "critic", "default_problems", "diff_presets", "entropy", "group_advantages", "gspo_surrogate",
            "kl_estimates", "kl_estimator", "policy_loss", "preset", "presets_table", "reinforce_pp_advantages",
            "score_vectors", "step_rewards", "train", "truncated_is_weights"]
+
+
+_MOVED = {"PRESET_PEERS": "toyllm.peers.PRESET_PEERS", "cs336": "toyllm.peers.cs336"}
+
+
+def __getattr__(name):
+    """搬到 toyllm.peers 的名字：报错说它现在在哪里（这一版之后删掉）。"""
+    if name in _MOVED:
+        raise AttributeError(f"toyllm.rl.{name} 搬到了 {_MOVED[name]}：先 import toyllm.peers，再用 {_MOVED[name]}")
+    raise AttributeError(f"module 'toyllm.rl' has no attribute {name!r}")

@@ -9,13 +9,10 @@ RL 损失里的每一个公式，值和导数写在一起（第 6 讲"优势、�
     它们不知道玩具模型是什么 —— 玩具的引擎（kernel.py）和以后的小 transformer 调用的是同一批函数。
     每个公式旁边就是它的导数：clipped_surrogate(...).dloss_dlogp、kl_estimator(...).dvalue_dlogp、
     entropy(...).dlogits；objective.rl_objective 把它们拼成一次更新的损失（玩具和小 transformer 共用）。
-【第 6 讲 8.5–8.9 节】dual-clip（clipped_surrogate 的 clip_ratio_c）、GSPO（gspo_surrogate）、CISPO（cispo_surrogate）、
-    REINFORCE++（group_advantages 的 "reinforce_pp"）、verl / TRL 的聚合名字（AGGREGATION_TABLE）[S514]、
-    截断的重要性比率（truncated_is_weights）。每个替代损失都返回 Surrogate，并挂上 dloss_dlogp（对本步 log π 的导数）。
-    价值表和 GAE 在 critic.py；替代损失（clipped_surrogate、gspo_surrogate、cispo_surrogate、truncated_is_weights）
-    写在 surrogates.py，这里转出，所以 losses.clipped_surrogate 照样能用。
-【verl / TRL 的其他损失和优势】[S518]SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO 和 rollout 修正在 peer_losses.py，
-    REINFORCE++（带 / 不带基线）、OPO、GPG 的优势和 whiten 在 peer_advantages.py，这里一样转出。
+【第 6 讲 8.5–8.9 节】REINFORCE++（reinforce_pp_advantages、whiten）、verl / TRL 的聚合名字（AGGREGATION_TABLE）[S514]；
+    替代损失（clipped_surrogate 和 dual-clip、gspo_surrogate、cispo_surrogate、truncated_is_weights）写在 surrogates.py，
+    这里转出并登记（文件末尾）；价值表和 GAE 在 critic.py。真实系统的其他损失和优势在 toyllm.peers：import toyllm.peers 把它们登记进
+    POLICY_LOSSES 和 GROUP_ADVANTAGES（本包从不导入它）。
 """
 
 from typing import NamedTuple
@@ -24,22 +21,23 @@ import numpy as np
 
 from .._checks import as_choice, as_float_array, as_int, as_real
 from ..entropy import entropy_and_grad
-from .peer_advantages import (WHITEN_EPS, gpg_advantages, opo_advantages, reinforce_pp_advantages,
-                              reinforce_pp_no_baseline_advantages, whiten)
-from .peer_losses import (clip_cov_surrogate, gmpo_surrogate, gpg_surrogate, kl_cov_surrogate, rollout_correction,
-                          sapo_surrogate, vespo_surrogate)
-from .surrogates import (CISPO_CLIPS, IS_LEVELS, POLICY_LOSSES, Surrogate, cispo_surrogate, clipped_surrogate,
-                         gspo_surrogate, truncated_is_weights)
+from .surrogates import (CISPO_CLIPS, IS_LEVELS, POLICY_LOSSES, LossInputs, Surrogate, cispo_surrogate,
+                         clipped_surrogate, gspo_surrogate, peers_hint, register_policy_loss, truncated_is_weights)
 
 # 公式的选项写在公式旁边；config（RLConfig 的取值检查、命令行帮助）从这里导入它们，反过来不行
 ADVANTAGES = ("none", "mean", "rloo", "grpo")
-GROUP_ADVANTAGES = ADVANTAGES + ("reinforce_pp", "reinforce_pp_no_baseline", "opo", "gpg")
-"""group_advantages 接受的方法：ADVANTAGES 加上 verl 的 REINFORCE++[S507]（reinforce_pp 带基线、reinforce_pp_no_baseline）、
-OPO、GPG（公式在 peer_advantages.py）。"""
-MASKED_ADVANTAGES = ("reinforce_pp", "reinforce_pp_no_baseline", "opo")
-"""要知道每份解答有几步（mask）的方法。"""
-SCALES = ("group", "batch", "none")
-KL_ESTIMATORS = ("k1", "k2", "k3")
+SCALES, KL_ESTIMATORS = ("group", "batch", "none"), ("k1", "k2", "k3")
+GROUP_ADVANTAGES = dict.fromkeys(ADVANTAGES + ("reinforce_pp",))
+"""优势估计的登记表 {method: 函数}：本包的（值 None，写在 group_advantages 里）；toyllm.peers 再登记 opo、gpg……"""
+MASKED_ADVANTAGES = {"reinforce_pp"}                   # 要知道每份解答有几步（mask）的方法
+
+
+def register_advantage(name, fn, *, masked=False):
+    """登记一个优势估计 method=name：fn(rewards (B,), group_size, mask, gamma) → 优势；masked：是否要 mask（每份解答的步数）。"""
+    if not (isinstance(name, str) and callable(fn)):
+        raise TypeError(f"register_advantage(name, fn)：name 必须是 str，fn 必须是函数，收到 {name!r}、{fn!r}")
+    GROUP_ADVANTAGES[name] = fn
+    MASKED_ADVANTAGES.update([name] if masked else [])
 
 
 # =============================================================================
@@ -89,8 +87,8 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
         "rloo" 时基线是同组**其他**解答的所有步的平均。
         优势不依赖于参数 θ，所以没有导数要写。
     【参数】rewards：(B,) 结果奖励，或 (B, L) 每步奖励；group_size：G（≥ 2，B 必须是 G 的倍数）；
-        method："none" / "mean" / "rloo" / "grpo"，或 verl 的 "reinforce_pp" / "reinforce_pp_no_baseline" / "opo" / "gpg"[S509]
-        （peer_advantages.py；只支持结果奖励，前三个要 mask）；scale："group" / "batch" / "none"（只对 "grpo" 有用）；
+        method："none" / "mean" / "rloo" / "grpo"，或 "reinforce_pp"（REINFORCE++ 带基线，只支持结果奖励），
+        或登记过的方法（import toyllm.peers 后有 "reinforce_pp_no_baseline" / "opo" / "gpg"）；scale："group" / "batch" / "none"（只对 "grpo" 有用）；
         eps：> 0；mask：(B, L) bool，每步奖励时必须给；gamma：折扣（只对 "reinforce_pp_no_baseline"）
     【返回】和 rewards 形状相同的 float 数组（每步奖励时，mask 外是 0）
     【边界】B 不是 G 的倍数、形状不对、含 NaN 时报 ValueError。
@@ -104,7 +102,9 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
     g = as_int("group_size", group_size)
     if g < 2:
         raise ValueError(f"group_size 必须 >= 2（组里至少两份解答才能互相比较），收到 {g}")
-    method = as_choice("method", method, GROUP_ADVANTAGES)
+    if method not in GROUP_ADVANTAGES:
+        raise ValueError(f"method 必须是 {'、'.join(map(repr, GROUP_ADVANTAGES))} 之一，收到 {method!r}"
+                         + peers_hint("verl 的其他优势（reinforce_pp_no_baseline、opo、gpg）"))
     scale = as_choice("scale", scale, SCALES)
     eps = as_real("eps", eps, 0.0, low_open=True)
     r = as_float_array("rewards", rewards)
@@ -125,12 +125,8 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
         raise ValueError("rewards 里有 NaN 或无穷")
     if method == "reinforce_pp":
         return reinforce_pp_advantages(r, g, mask)
-    if method == "reinforce_pp_no_baseline":
-        return reinforce_pp_no_baseline_advantages(r, mask, gamma)
-    if method == "opo":
-        return opo_advantages(r, g, mask)
-    if method == "gpg":
-        return gpg_advantages(r, g)
+    if GROUP_ADVANTAGES[method] is not None:
+        return GROUP_ADVANTAGES[method](r, g, mask, gamma)
     if m is None:
         return _outcome_advantages(r, g, method, scale, eps)
     return _process_advantages(r, m, g, method, scale, eps)
@@ -180,6 +176,64 @@ def _process_advantages(r, m, g, method, scale, eps):
         norm = np.where(mg & varied[:, None, None], norm, 0.0).reshape(B, L)
     norm = np.where(m, norm, 0.0)
     return np.where(m, np.cumsum(norm[:, ::-1], axis=1)[:, ::-1], 0.0)
+
+
+WHITEN_EPS = 1e-8
+"""verl masked_whiten 里加在方差上的小数[S512]：(x − 均值) / √(方差 + 1e-8)。"""
+
+
+def whiten(values, mask=None):
+    """
+    在整批上白化：(x − 均值) / √(方差 + 1e-8)，均值和（无偏，除以 n − 1 的）方差只算 mask 内的元素。
+
+    【思路】verl 的 masked_whiten（REINFORCE++ 和 GAE 的优势都经过它）[S512]。mask 内元素不到 2 个时方差记为 0。
+    【参数】values：数组；mask：同形状 bool，默认全部
+    【返回】同形状的数组（mask 外是 0）
+    【例子】whiten(np.array([1.0, 0.0])) → [0.7071, −0.7071]（方差 0.5）
+    """
+    x = as_float_array("values", values)
+    m = np.ones(x.shape, bool) if mask is None else np.asarray(mask, dtype=bool)
+    if m.shape != x.shape:
+        raise ValueError(f"mask 的形状 {m.shape} 必须和 values 的形状 {x.shape} 相同")
+    n = int(m.sum())
+    if n == 0:
+        return np.zeros_like(x)
+    mean = x[m].mean()
+    var = x[m].var(ddof=1) if n > 1 else 0.0
+    return np.where(m, (x - mean) / np.sqrt(var + WHITEN_EPS), 0.0)
+
+
+def reinforce_pp_advantages(rewards, group_size, mask=None):
+    """
+    REINFORCE++（带基线）的优势，和 verl 的 adv_estimator="reinforce_plus_plus_baseline" 算的一样[S507]。
+
+    【思路】verl 的做法（compute_reinforce_plus_plus_baseline_outcome_advantage）[S507]：
+            a_i = r_i − mean_group(r)                  先减组平均
+            a_{i,t} = a_i（铺到这份解答的每一步）
+            A = whiten(a) = (a − mean) / √(var + 1e-8)   再在整批所有步上白化（均值、方差按步数加权）
+        和 TRL scale_rewards="batch" 不同：那里是 (r_i − 组平均) / std_batch(r)，除的是**奖励**的标准差、不再减均值、
+        按解答（不按步）算。还有一个差别：奖励全相同的组 a = 0，白化以后是 −mean / std（verl 不把它们单独置 0）[S507]；
+        同组解答步数不同时 mean ≠ 0，这些组得到非零的优势。玩具里同一道题的解答步数相同，mean 恰好是 0（到舍入误差）。
+    【参数】rewards：(B,) 结果奖励；group_size：G；mask：(B, L) bool（给了就按步加权白化，和 verl 一样[S512]；
+        None 时每份解答算一次）
+    【返回】(B,) 数组（每份解答一个数：同一份解答的每一步优势相同）；只支持结果奖励，B 不是 G 的倍数时报 ValueError
+    【例子】reinforce_pp_advantages([1, 0, 0, 0, 1, 1, 0, 0], 4)：a = [.75, −.25, −.25, −.25, .5, .5, −.5, −.5]，
+        再除以 a 的样本标准差（均值是 0）
+    """
+    g = as_int("group_size", group_size, low=2)
+    r = as_float_array("rewards", rewards)
+    if r.ndim != 1 or r.shape[0] == 0 or r.shape[0] % g or not np.all(np.isfinite(r)):
+        raise ValueError(f"reinforce_pp 只支持有限的结果奖励：rewards 必须是 (B,) 的数组，B 是 group_size = {g} 的倍数，"
+                         f"收到形状 {r.shape}（过程奖励请用 \"grpo\" / \"rloo\" / \"mean\"）")
+    grp = r.reshape(-1, g)
+    a = (grp - grp.mean(axis=1, keepdims=True)).reshape(-1)
+    if mask is None:
+        return whiten(a)
+    m = np.asarray(mask, dtype=bool)
+    if m.ndim != 2 or m.shape[0] != r.shape[0]:
+        raise ValueError(f"mask 必须是 ({r.shape[0]}, L) 的 bool 数组，收到形状 {m.shape}")
+    w = whiten(np.broadcast_to(a[:, None], m.shape), m)
+    return np.where(m[:, 0], w[:, 0], 0.0)           # 每份解答的有效步从第 0 步开始，各步的值相同
 
 
 # =============================================================================
@@ -383,10 +437,14 @@ def entropy(probs, logprobs, temperature=1.0):
     return Entropy(*entropy_and_grad(pi, logpi, temperature))
 
 
+register_policy_loss("ppo", lambda cfg, x: clipped_surrogate(x.ratio, x.adv, x.eps_low, x.eps_high, validate=False,
+                                                             clip_ratio_c=x.clip_c), clipped=True)   # 查的是本模块的名字
+register_policy_loss("gspo", lambda cfg, x: gspo_surrogate(x.log_ratio, x.adv, x.mask, cfg.seq_eps_low, cfg.seq_eps_high))
+register_policy_loss("cispo", lambda cfg, x: cispo_surrogate(x.ratio, x.adv, x.logp, x.eps_low, x.eps_high, cfg.cispo_clip),
+                     clipped=True)
+
 __all__ = ["ADVANTAGES", "AGGREGATIONS", "AGGREGATION_TABLE", "Aggregation", "CISPO_CLIPS", "GROUP_ADVANTAGES",
            "IS_LEVELS", "KL_ESTIMATORS", "MASKED_ADVANTAGES", "POLICY_LOSSES", "SCALES", "Entropy", "KLEstimates", "KLTerm", "KL_CLAMP",
-           "Surrogate", "WHITEN_EPS", "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clip_cov_surrogate",
-           "clipped_surrogate", "constant_groups", "entropy", "gmpo_surrogate", "gpg_advantages", "gpg_surrogate",
-           "group_advantages", "gspo_surrogate", "kl_cov_surrogate", "kl_estimates", "kl_estimator", "opo_advantages",
-           "reinforce_pp_advantages", "reinforce_pp_no_baseline_advantages", "rollout_correction", "sapo_surrogate",
-           "truncated_is_weights", "vespo_surrogate", "whiten"]
+           "LossInputs", "Surrogate", "WHITEN_EPS", "aggregate_loss", "aggregation_weights", "cispo_surrogate", "clipped_surrogate",
+           "constant_groups", "entropy", "group_advantages", "gspo_surrogate", "kl_estimates", "kl_estimator",
+           "register_advantage", "reinforce_pp_advantages", "truncated_is_weights", "whiten"]

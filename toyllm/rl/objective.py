@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import losses
+from .config import OPTION_BLOCKS
 from .presets import resolve_config
 
 
@@ -31,7 +32,7 @@ class Objective(NamedTuple):
     entropy_term: float             # −c_H · Σ w · H（c_H = 0 时为 0）
     dloss_dlogp: np.ndarray         # (B, L)：s_t = ∂loss/∂log π_θ(o_t)；mask 外为 0
     dloss_dentropy: np.ndarray      # (B, L)：e_t = ∂loss/∂H_t = −c_H · w_t；c_H = 0 时为 None
-    clip_low: float                 # 在下界被裁剪（或截住）的 token 占 mask 内的比例（is_level="sequence"：解答 / B）
+    clip_low: float                 # 在下界被裁剪（或截住）的 token 占 mask 内的比例（序列级的比率：解答 / B）
     clip_high: float                # 在上界被裁剪（或截住）的比例
     kl_est: float                   # 不夹的 KL 估计在 mask 内的平均（want_kl_est=False 或没有 ref_logp 时为 NaN）
 
@@ -45,11 +46,10 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
             "ppo"：losses.clipped_surrogate（ε_low / ε_high，clip=False 时不裁剪；clip_ratio_c 是 dual-clip）
             "gspo"：losses.gspo_surrogate（序列级比率，seq_eps_low / seq_eps_high）
             "cispo"：losses.cispo_surrogate（cispo_clip 选 verl / TRL 的截法）[S517]
-            "sapo" / "geo_mean" / "gpg" / "clip_cov" / "kl_cov" / "vespo"：peer_losses 里的同名损失（clip_cov 要 rng）
-        is_level="sequence"（TRL importance_sampling_level）：ρ_t 换成 s_i = exp(mean_t log ρ_t)，裁剪比例数解答（TRL 的算法）。
-        每步损失乘聚合权重 w（config.loss_agg、max_len、loss_scale_factor），陈旧采样时再乘 rollout 修正的权重
-        （rollout_is="token"：min(π_old / π_behaviour, tis_cap)；"sequence"：整份解答的乘积再截断），
-        rollout_rs="token_k1" 时被拒绝的步从 mask 去掉；β > 0 时加 β·w·k（k 由
+            登记过的其他名字：losses.POLICY_LOSSES[名字].fn(config, LossInputs)（import toyllm.peers 登记它的）
+        登记过的选项块（toyllm.peers）可以先改输入（序列级比率、δ）、换掉陈旧采样的权重。
+        每步损失乘聚合权重 w（config.loss_agg、max_len），陈旧采样时再乘截断的重要性比率
+        min(π_old / π_behaviour, tis_cap)；β > 0 时加 β·w·k（k 由
         config.kl_estimator 选，k3 像 verl 一样夹在 ≤ KL_CLAMP）；c_H[S523] ≠ 0 时减 c_H·w·H。
     【参数】logp、old_logp：(B, L) 现在的 / 采样时（π_old）的对数概率；adv：(B,) 或 (B, L) 优势；
         mask：(B, L) bool；config：RLConfig 或预设名；ref_logp：(B, L) 参考策略的对数概率（β > 0 或要 KL 估计时）；
@@ -88,12 +88,16 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
         beh = _tokens("behaviour_logp", behaviour_logp, m)
         tis, m = _rollout_weights(cfg, np.where(m, old_logp, 0), np.where(m, beh, 0), m)
     log_ratio = np.where(m, logp - old_logp, np.asarray(0, dt))
-    ratio = np.exp(log_ratio)
-    surr = _surrogate(cfg, ratio, log_ratio, a, logp, m, surrogate_fn, rng)
+    eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
+    x = losses.LossInputs(np.exp(log_ratio), log_ratio, a, np.where(m, logp, 0), m, eps_low, eps_high, cfg.clip_ratio_c, rng)
+    for block in OPTION_BLOCKS:                            # 登记过的选项（toyllm.peers）：序列级比率、δ……
+        x = block.inputs(cfg, x)
+    surr = _custom_surrogate(surrogate_fn, x) if surrogate_fn is not None else \
+        losses.POLICY_LOSSES[cfg.policy_loss].fn(cfg, x)
     if getattr(surr, "dloss_dlogp", None) is None:
         raise ValueError(f"替代损失（policy_loss={cfg.policy_loss!r}）返回的 Surrogate 必须带 .dloss_dlogp"
                          "（每步损失对本步 log π 的导数）")
-    scale = {} if cfg.loss_scale_factor is None else {"scale_factor": cfg.loss_scale_factor}   # 学生的 3 个参数的版本照样能用
+    scale = {} if x.scale_factor is None else {"scale_factor": x.scale_factor}   # 学生的 3 个参数的版本照样能用
     w = losses.aggregation_weights(m, cfg.loss_agg, max_len, **scale).astype(dt, copy=False)
     wl = w if tis is None else w * np.where(m, tis, 0).astype(dt)
     surrogate = float(wl[m] @ surr.loss.astype(dt, copy=False)[m])
@@ -115,12 +119,12 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
         entropy_term = -cfg.entropy_coef * float(w[m] @ H[m])
         dent = np.asarray(-cfg.entropy_coef, dt) * w
     return Objective(surrogate + kl_term + entropy_term, surrogate, kl_term, entropy_term,
-                     np.where(m, s, np.asarray(0, dt)), dent, *_clip_fractions(cfg, surr, m), kl_est)
+                     np.where(m, s, np.asarray(0, dt)), dent, *_clip_fractions(x.per_sequence, surr, m), kl_est)
 
 
-def _clip_fractions(cfg, surr, m):
-    """裁剪比例：逐步时是被裁的步 / mask 内的步；is_level="sequence" 时按 TRL 数解答[S537]：被裁的解答 / B。"""
-    if cfg.is_level == "sequence":
+def _clip_fractions(per_sequence, surr, m):
+    """裁剪比例：逐步时是被裁的步 / mask 内的步；序列级的比率（TRL importance_sampling_level）按 TRL 数解答[S537]：被裁的解答 / B。"""
+    if per_sequence:
         B = max(m.shape[0], 1)
         return tuple(int(np.count_nonzero((c & m).any(axis=1))) / B for c in (surr.clipped_low, surr.clipped_high))
     n = max(int(np.count_nonzero(m)), 1)
@@ -128,43 +132,12 @@ def _clip_fractions(cfg, surr, m):
 
 
 def _rollout_weights(cfg, old, beh, m):
-    """rollout 修正：(每步的权重, 留下的步)。逐步、不拒绝时就是 truncated_is_weights（异步 GRPO 预设的数不变）。"""
-    if cfg.rollout_is == "token" and cfg.rollout_rs is None:
-        return losses.truncated_is_weights(old, beh, cfg.tis_cap), m
-    return losses.rollout_correction(old, beh, m, cfg.rollout_is, cfg.tis_cap, cfg.rollout_rs, cfg.rollout_rs_threshold)
-
-
-def _surrogate(cfg, ratio, log_ratio, adv, logp, mask, surrogate_fn, rng):
-    """按 config.policy_loss 调用 losses 里的替代损失；每一个都给出 .dloss_dlogp。"""
-    pl = cfg.policy_loss
-    if pl == "gspo":
-        return losses.gspo_surrogate(log_ratio, adv, mask, cfg.seq_eps_low, cfg.seq_eps_high)
-    if cfg.is_level == "sequence":                     # TRL：s_i = exp(mean_t log ρ_t) 铺到每一步
-        n = np.maximum(mask.sum(axis=1, keepdims=True), 1)
-        log_ratio = np.where(mask, log_ratio.sum(axis=1, keepdims=True) / n, 0).astype(log_ratio.dtype)
-        ratio = np.exp(log_ratio)
-    eps_low, eps_high = (cfg.eps_low, cfg.eps_high) if cfg.clip else (math.inf, math.inf)
-    lp = np.where(mask, logp, 0) if pl not in ("ppo", "sapo", "geo_mean") else None    # 只有用到 log π 本身的损失才要
-    if pl == "cispo":
-        return losses.cispo_surrogate(ratio, adv, lp, eps_low, eps_high, cfg.cispo_clip)
-    if pl == "sapo":
-        return losses.sapo_surrogate(log_ratio, adv, mask, cfg.tau_pos, cfg.tau_neg)
-    if pl == "geo_mean":
-        return losses.gmpo_surrogate(log_ratio, adv, mask, eps_low, eps_high)
-    if pl == "gpg":
-        return losses.gpg_surrogate(adv, lp, mask)
-    if pl == "clip_cov":
-        return losses.clip_cov_surrogate(log_ratio, adv, lp, mask, eps_low, eps_high, ratio=cfg.clip_cov_ratio,
-                                         lb=cfg.clip_cov_lb, ub=cfg.clip_cov_ub, rng=rng)
-    if pl == "kl_cov":
-        return losses.kl_cov_surrogate(log_ratio, adv, lp, mask, ratio=cfg.kl_cov_ratio, coef=cfg.ppo_kl_coef)
-    if pl == "vespo":
-        return losses.vespo_surrogate(log_ratio, adv, lp, mask, cfg.vespo_k_pos, cfg.vespo_lambda_pos, cfg.vespo_k_neg,
-                                      cfg.vespo_lambda_neg)
-    if surrogate_fn is not None:
-        return _custom_surrogate(surrogate_fn, ratio, adv, eps_low, eps_high)
-    c = cfg.clip_ratio_c if cfg.delta is None else cfg.delta        # TRL 的 δ 就是 dual-clip 的 C（δ > 1 + ε_high）
-    return losses.clipped_surrogate(ratio, adv, eps_low, eps_high, validate=False, clip_ratio_c=c)
+    """rollout 修正：(每步的权重, 留下的步)。本包是 truncated_is_weights；登记过的选项块（toyllm.peers）可以换掉它。"""
+    for block in OPTION_BLOCKS:
+        out = block.rollout(cfg, old, beh, m)
+        if out is not None:
+            return out
+    return losses.truncated_is_weights(old, beh, cfg.tis_cap), m
 
 
 def _tokens(name, value, mask):
@@ -179,9 +152,9 @@ def _tokens(name, value, mask):
     return arr
 
 
-def _custom_surrogate(fn, ratio, adv, eps_low, eps_high):
+def _custom_surrogate(fn, x):
     """学生写的替代损失：值从它来，∂l/∂ρ 用中心差分（h = 1e-6；损失对 ρ 分段线性，所以几乎精确），∂l/∂log π = ∂l/∂ρ · ρ。"""
-    ratio, adv = np.asarray(ratio, float), np.asarray(adv, float)
+    ratio, adv, eps_low, eps_high = np.asarray(x.ratio, float), np.asarray(x.adv, float), x.eps_low, x.eps_high
     loss, low, high = _call_surrogate(fn, ratio, adv, eps_low, eps_high)
     h = 1e-6
     plus = _call_surrogate(fn, ratio + h, adv, eps_low, eps_high)[0]

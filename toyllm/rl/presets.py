@@ -10,10 +10,11 @@ import types
 
 from .._checks import as_list
 from ..text import display_width, pad
-from .config import OPTION_NAMES, RLConfig
+from .config import RLConfig, option_label
+from .surrogates import peers_hint
 
 _BASE = RLConfig()
-PRESETS = types.MappingProxyType({
+_PRESETS = {
     # 无基线：奖励直接当权重，每份解答按步平均（CS336 作业 5 的 no_baseline）；不是 Williams 按步求和的 REINFORCE
     "reinforce": _BASE.replace(advantage="none"),
     # RLOO：留一法基线（TRL RLOOTrainer；verl adv_estimator=rloo）
@@ -44,26 +45,15 @@ PRESETS = types.MappingProxyType({
     "reinforce_pp": _BASE.replace(advantage="reinforce_pp", loss_agg="token-mean"),
     # 异步 GRPO：用 2 次更新之前的策略采样，截断的重要性比率 min(π_old / π_behaviour, 2) 修正（verl TIS）
     "grpo_async": _BASE.replace(staleness=2, tis_cap=2.0),
-    # ---- verl / TRL 的其他算法（peer_losses.py、peer_advantages.py）----
-    # REINFORCE++ 不带基线（verl reinforce_plus_plus）：折扣回报（γ = 1）直接整批白化，按步平均
-    "reinforce_pp_no_baseline": _BASE.replace(advantage="reinforce_pp_no_baseline", loss_agg="token-mean"),
-    # SAPO：光滑的门代替裁剪（τ = 1 / 1.05），按解答平均（verl 固定如此；TRL sapo 同 grpo）；μ = 4 让 ρ 离开 1
-    "sapo": _BASE.replace(policy_loss="sapo", mu=4),
-    # GMPO（verl geo_mean）：log ρ 裁在 [−0.4, 0.4] 后取几何平均（verl 的 GMPO 示例），对解答平均
-    "gmpo": _BASE.replace(policy_loss="geo_mean", mu=4, eps_low=0.4, eps_high=0.4),
-    # GPG：A = α (r − 组平均)、l = −A log π，按步平均（verl 的 GPG 示例：adv_estimator=gpg、loss_mode=gpg）
-    "gpg": _BASE.replace(advantage="gpg", policy_loss="gpg", loss_agg="token-mean"),
-    # Clip-Cov / KL-Cov（The Entropy Mechanism of RL for Reasoning LMs）：verl 的默认比例，按步平均，μ = 4
-    "clip_cov": _BASE.replace(policy_loss="clip_cov", loss_agg="token-mean", mu=4),
-    "kl_cov": _BASE.replace(policy_loss="kl_cov", loss_agg="token-mean", mu=4),
-})
+}
+PRESETS = types.MappingProxyType(_PRESETS)
 """
 命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"，
-以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"，
-verl / TRL 的 "reinforce_pp_no_baseline"[S508]、"sapo"、"gmpo"、"gpg"、"clip_cov"、"kl_cov"。
+以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"；
+import toyllm.peers 以后再加 toyllm.peers 的 6 个（"reinforce_pp_no_baseline"[S508]、"sapo"、"gmpo"……，register_preset 登记）。
 
 "reinforce_pp" 是 REINFORCE++ 带基线，即 verl 的 adv_estimator=reinforce_plus_plus_baseline（先减组平均再整批白化）；
-verl 叫 reinforce_plus_plus 的是另一个估计（折扣回报直接整批白化，不减组平均），在这里是 "reinforce_pp_no_baseline"[S507][S508]。
+verl 叫 reinforce_plus_plus 的是另一个估计（折扣回报直接整批白化，不减组平均），在 toyllm.peers 里是 "reinforce_pp_no_baseline"[S507]。
 
 【例子】PRESETS["dapo"].eps_high → 0.28；diff_presets("grpo", "dapo") 看它们差在哪里。
 【Python 小知识】types.MappingProxyType 是字典的只读视图：PRESETS["my"] = ... 会报错，预设不会被意外改掉。
@@ -71,34 +61,22 @@ verl 叫 reinforce_plus_plus 的是另一个估计（折扣回报直接整批白
 
 PRESET_NAMES = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO", "dr_grpo": "Dr. GRPO",
                 "ppo": "PPO", "dapo": "DAPO", "ppo_critic": "PPO+critic", "ppo_dual_clip": "PPO dual-clip",
-                "gspo": "GSPO", "cispo": "CISPO", "reinforce_pp": "REINFORCE++-baseline", "grpo_async": "异步 GRPO",
-                "reinforce_pp_no_baseline": "REINFORCE++ 无基线", "sapo": "SAPO", "gmpo": "GMPO", "gpg": "GPG",
-                "clip_cov": "Clip-Cov", "kl_cov": "KL-Cov"}
+                "gspo": "GSPO", "cispo": "CISPO", "reinforce_pp": "REINFORCE++-baseline", "grpo_async": "异步 GRPO"}
+"""每个预设的算法名（打印表格用）。"""
 
 
-PRESET_PEERS = types.MappingProxyType({
-    "reinforce": ("—", "—（CS336 作业 5 的 no_baseline）"),
-    "rloo": ("adv_estimator=rloo", "RLOOTrainer"),
-    "grpo": ("adv_estimator=grpo, loss_agg_mode=seq-mean-token-mean", "loss_type=grpo"),
-    "dr_grpo": ("norm_adv_by_std_in_grpo=False, loss_agg_mode=seq-mean-token-sum-norm（B 倍）",
-                "loss_type=dr_grpo, scale_rewards=none"),
-    "ppo": ("ppo_epochs=4, use_kl_loss, loss_agg_mode=token-mean", "scale_rewards=batch, num_iterations=4, beta=0.04"),
-    "dapo": ("filter_groups.enable, clip_ratio_high=0.28, token-mean", "loss_type=dapo, epsilon_high=0.28（无动态采样）"),
-    "ppo_critic": ("adv_estimator=gae", "PPOTrainer"),
-    "ppo_dual_clip": ("clip_ratio_c=3（vanilla 默认）", "delta=3"),
-    "gspo": ("loss_mode=gspo", "importance_sampling_level=sequence, loss_type=grpo"),
-    "cispo": ("loss_mode=cispo", "loss_type=cispo（只截上界）"),
-    "reinforce_pp": ("adv_estimator=reinforce_plus_plus_baseline", "—"),
-    "grpo_async": ("rollout_is=token, rollout_is_threshold=2",
-                   "vllm_importance_sampling_mode=token_truncate, vllm_importance_sampling_clip_max=2（只修正 vLLM 的概率差）"),
-    "reinforce_pp_no_baseline": ("adv_estimator=reinforce_plus_plus", "—"),
-    "sapo": ("loss_mode=sapo", "loss_type=sapo"),
-    "gmpo": ("loss_mode=geo_mean, clip_ratio_low=0.4, clip_ratio_high=0.4", "GMPOTrainer（实验性）"),
-    "gpg": ("adv_estimator=gpg, loss_mode=gpg", "—"),
-    "clip_cov": ("loss_mode=clip_cov", "—"),
-    "kl_cov": ("loss_mode=kl_cov", "—"),
-})
-"""每个预设在 verl（b178a3cd[S515]，core_algos.py 的 loss_mode / adv_estimator）和 TRL（f2cd5771，GRPOConfig）里最接近的设置。"""
+def register_preset(name, config, label):
+    """
+    登记一个预设：之后 preset(name)、PRESETS[name]、presets_table() 和命令行都有它（toyllm.peers 这样登记它的预设）。
+
+    【参数】name：预设名（小写，"_" 连接）；config：RLConfig；label：算法名（表头用）
+    """
+    if not (isinstance(name, str) and isinstance(config, RLConfig) and isinstance(label, str)):
+        raise TypeError(f"register_preset(name, config, label)：name 和 label 必须是 str，config 必须是 RLConfig，"
+                        f"收到 {name!r}、{type(config).__name__}、{label!r}")
+    _PRESETS[name] = config
+    PRESET_NAMES[name] = label
+    return config
 
 
 def preset(name, **overrides):
@@ -127,7 +105,8 @@ def resolve_config(config, param="config"):
         key = config.strip().lower().replace("-", "_").replace(".", "").replace(" ", "_")
         if key in PRESETS:
             return PRESETS[key]
-        raise ValueError(f"{param}：未知的预设 {config!r}；可用的预设：{'、'.join(PRESETS)}")
+        raise ValueError(f"{param}：未知的预设 {config!r}；可用的预设：{'、'.join(PRESETS)}"
+                         + peers_hint("verl / TRL 的预设（sapo、gmpo、gpg、clip_cov……）"))
     raise TypeError(f"{param} 必须是 RLConfig 或预设名（{'、'.join(PRESETS)}），收到 {type(config).__name__}")
 
 
@@ -141,8 +120,9 @@ def diff_presets(a, b):
     【例子】diff_presets("grpo", "dapo") →
         {"loss_agg": ("seq-mean", "token-mean"), "mu": (1, 4), "eps_high": (0.2, 0.28), "dynamic_sampling": (False, True)}
     """
-    da, db = resolve_config(a, "a").to_dict(), resolve_config(b, "b").to_dict()
-    return {k: (da[k], db[k]) for k in da if da[k] != db[k]}
+    ca, cb = resolve_config(a, "a"), resolve_config(b, "b")
+    keys = dict.fromkeys([*ca.to_dict(), *cb.to_dict()])             # 写了的真实系统的选项也比
+    return {k: (getattr(ca, k), getattr(cb, k)) for k in keys if getattr(ca, k) != getattr(cb, k)}
 
 
 def presets_table(names=None):
@@ -157,15 +137,17 @@ def presets_table(names=None):
         names = list(PRESETS)
     else:
         names = [str(n) for n in as_list("names", names, "预设名", "['grpo', 'dapo']")]
-    dicts = [resolve_config(n, "names 里的预设名").to_dict() for n in names]
-    keys = [k for k in dicts[0] if len({repr(d[k]) for d in dicts}) > 1] if len(dicts) > 1 else list(dicts[0])
+    configs = [resolve_config(n, "names 里的预设名") for n in names]
+    every = list(dict.fromkeys(k for c in configs for k in c.to_dict()))         # 写了真实系统的选项的预设多几个键
+    dicts = [{k: getattr(c, k) for k in every} for c in configs]
+    keys = [k for k in every if len({repr(d[k]) for d in dicts}) > 1] if len(dicts) > 1 else every
     heads = [PRESET_NAMES.get(n, n) for n in names]
-    w0 = max(display_width(f"{OPTION_NAMES[k]}（{k}）") for k in keys) + 2 if keys else 10
+    w0 = max(display_width(option_label(k)) for k in keys) + 2 if keys else 10
     widths = [max(display_width(h), max((len(format_option(d[k])) for k in keys), default=0)) + 2
               for h, d in zip(heads, dicts)]
     lines = [pad("选项", w0) + "".join(pad(h, w, "right") for h, w in zip(heads, widths))]
     for k in keys:
-        lines.append(pad(f"{OPTION_NAMES[k]}（{k}）", w0)
+        lines.append(pad(option_label(k), w0)
                      + "".join(pad(format_option(d[k]), w, "right") for d, w in zip(dicts, widths)))
     return "\n".join(lines)
 
@@ -177,5 +159,5 @@ def format_option(v):
     return ("开" if v else "关") if isinstance(v, bool) else f"{v:g}" if isinstance(v, float) else str(v)
 
 
-__all__ = ["PRESETS", "PRESET_NAMES", "PRESET_PEERS", "diff_presets", "format_option", "preset", "presets_table",
+__all__ = ["PRESETS", "PRESET_NAMES", "diff_presets", "format_option", "preset", "presets_table", "register_preset",
            "resolve_config"]

@@ -13,13 +13,59 @@ import numpy as np
 
 from .._checks import as_choice, as_float_array, as_real
 
-POLICY_LOSSES = ("ppo", "gspo", "cispo", "sapo", "geo_mean", "gpg", "clip_cov", "kl_cov", "vespo")
-"""替代损失：clipped_surrogate（PPO）、gspo_surrogate、cispo_surrogate；verl / TRL 的其他几个在 peer_losses.py[S518]
-（sapo_surrogate、gmpo_surrogate = verl "geo_mean"、gpg_surrogate、clip_cov_surrogate、kl_cov_surrogate、vespo_surrogate）。"""
 IS_LEVELS = ("token", "sequence")
-"""重要性比率的级别（TRL importance_sampling_level）[S537]："sequence" 用 s_i = exp(mean_t log ρ_t) 代替每步的 ρ。"""
+"""重要性比率的级别[S537]："sequence" 用 s_i = exp(mean_t log ρ_t) 代替每步的 ρ（选项在 toyllm.peers）。"""
 CISPO_CLIPS = ("verl", "trl")
+PEERS_LOADED = []
+"""import toyllm.peers 以后里面有一项：报错时据此提示要不要先 import toyllm.peers。"""
 
+
+def peers_hint(what):
+    """报错的后半句：还没 import toyllm.peers 时提示 what（"toyllm.peers 的其他损失"……）在那里。"""
+    return "" if PEERS_LOADED else f"（{what}在 toyllm.peers 里：先 import toyllm.peers）"
+
+
+class LossInputs(NamedTuple):
+    """
+    一个策略损失要的输入（rl_objective 准备好）：(B, L) 的 ratio = ρ、log_ratio、adv、logp（mask 外是 0）、mask，
+    裁剪区间 eps_low / eps_high（clip=False 时是 inf）、dual-clip 的界 clip_c、随机数 rng；
+    per_sequence：裁剪比例按解答数（序列级的比率）；scale_factor：聚合 seq-mean-token-sum-norm 的分母。
+    """
+    ratio: np.ndarray
+    log_ratio: np.ndarray
+    adv: np.ndarray
+    logp: np.ndarray
+    mask: np.ndarray
+    eps_low: float
+    eps_high: float
+    clip_c: object = None
+    rng: object = None
+    per_sequence: bool = False
+    scale_factor: object = None
+
+
+class PolicyLoss(NamedTuple):
+    """POLICY_LOSSES 的一项：fn(config, LossInputs) → Surrogate；clipped：用 eps_low / eps_high 裁剪（clip=False 才有意义）。"""
+    fn: object
+    clipped: bool
+
+
+POLICY_LOSSES = {}
+"""策略损失的登记表 {RLConfig.policy_loss 的取值: PolicyLoss}：本包的 ppo、gspo、cispo（登记在 losses.py）；import toyllm.peers 再登记它的。"""
+
+
+def register_policy_loss(name, fn, *, clipped=False):
+    """
+    登记一个策略损失：之后 RLConfig(policy_loss=name) 就用它（rl_objective 调用 fn(config, LossInputs)）。
+
+    【参数】name：名字；fn：(config, LossInputs) → Surrogate（必须带 .dloss_dlogp）；clipped：是否用 eps_low / eps_high 裁剪
+    【例子】register_policy_loss("gpg", lambda cfg, x: gpg_surrogate(x.adv, x.logp, x.mask))（toyllm.peers 这样登记；
+        本包的 ppo、gspo、cispo 登记在 losses.py 的末尾）
+    """
+    if not (isinstance(name, str) and callable(fn)):
+        raise TypeError(f"register_policy_loss(name, fn)：name 必须是 str，fn 必须是函数，收到 {name!r}、{fn!r}")
+    POLICY_LOSSES[name] = PolicyLoss(fn, bool(clipped))
+    return fn
 
 
 class _SurrogateFields(NamedTuple):
@@ -223,5 +269,6 @@ def truncated_is_weights(logp_old, logp_behaviour, cap=2.0):
     return np.minimum(np.exp(np.minimum(a - b, 700.0)), cap)
 
 
-__all__ = ["CISPO_CLIPS", "IS_LEVELS", "POLICY_LOSSES", "Surrogate", "cispo_surrogate", "clipped_surrogate", "gspo_surrogate",
+__all__ = ["CISPO_CLIPS", "IS_LEVELS", "LossInputs", "PEERS_LOADED", "POLICY_LOSSES", "PolicyLoss", "Surrogate",
+           "peers_hint", "register_policy_loss", "cispo_surrogate", "clipped_surrogate", "gspo_surrogate",
            "truncated_is_weights"]
