@@ -55,9 +55,9 @@ def constant_groups(rewards, group_size, mask=None):
     r = as_float_array("rewards", rewards)
     if r.ndim not in (1, 2) or r.shape[0] % group_size:
         raise ValueError(f"rewards 必须是 (B,) 或 (B, L) 的数组，B 是 group_size = {group_size} 的倍数，收到形状 {r.shape}")
-    if r.ndim == 1:                            # = np.ptp(组, axis=1) == 0：每组和自己的第一份比（按列比，比按行求极差快）
-        first_to_last = r.reshape(-1, group_size).T
-        return np.logical_and.reduce(first_to_last == first_to_last[0], axis=0) & np.isfinite(first_to_last[0])
+    if r.ndim == 1:                            # 每组里的每一份都和这一组的第一份相同
+        grp = r.reshape(-1, group_size)
+        return (grp == grp[:, :1]).all(axis=1) & np.isfinite(grp[:, 0])
     m = np.asarray(mask, dtype=bool) if mask is not None else None
     if m is None or m.shape != r.shape:
         raise ValueError(f"每步奖励需要和 rewards 同形状的 mask，收到 {None if m is None else m.shape}")
@@ -121,7 +121,7 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
         r = np.where(m, r, 0.0)
     else:
         m = None
-    if not np.logical_and.reduce(np.isfinite(r), axis=None):             # = np.all(np.isfinite(r))，不走 Python 包装
+    if not np.isfinite(r).all():
         raise ValueError("rewards 里有 NaN 或无穷")
     if method == "reinforce_pp":
         return reinforce_pp_advantages(r, g, mask)
@@ -136,15 +136,12 @@ def _outcome_advantages(r, g, method, scale, eps):
     grp = r.reshape(-1, g)
     if method == "none":
         return grp.reshape(-1).copy()
-    total = np.add.reduce(grp, axis=1, keepdims=True)        # = grp.sum(axis=1, keepdims=True)，逐位相同
     if method == "rloo":
-        adv = grp - (total - grp) / (g - 1)
+        adv = grp - (grp.sum(axis=1, keepdims=True) - grp) / (g - 1)
     else:
-        adv = grp - total / g
+        adv = grp - grp.mean(axis=1, keepdims=True)
         if method == "grpo" and scale == "group":
-            # = grp.std(axis=1, ddof=1, keepdims=True)，逐位相同：numpy 的 std 也是 (同一个按行求和 / G) → 减 → 平方 →
-            # 按行求和 → 除以 G − 1 → 开方；"减去组平均"那一步就是上面的 adv，不再算第二遍
-            adv = adv / (np.sqrt(np.add.reduce(np.square(adv), axis=1, keepdims=True) / (g - 1)) + eps)
+            adv = adv / (grp.std(axis=1, ddof=1, keepdims=True) + eps)
         elif method == "grpo" and scale != "none":
             adv = adv / (r.std(ddof=1) + eps)
     adv[constant_groups(r, g)] = 0.0
@@ -275,7 +272,7 @@ def kl_estimator(logp, logp_ref, kind="k3", clamp=None):
     if lp.shape != lr.shape:
         raise ValueError(f"logp 的形状 {lp.shape} 和 logp_ref 的形状 {lr.shape} 必须相同")
     for name, arr in (("logp", lp), ("logp_ref", lr)):
-        if not np.logical_and.reduce(np.isfinite(arr), axis=None):      # = np.isfinite(arr).all()，不走 Python 包装
+        if not np.isfinite(arr).all():
             raise ValueError(f"{name}（对数概率）必须都是有限的数：里面有 NaN 或 ±inf（概率为 0 的动作不会被采到）")
     if clamp is not None:
         clamp = as_real("clamp", clamp, low=0.0)
@@ -372,7 +369,7 @@ def aggregation_weights(mask, how="seq-mean", max_len=None, scale_factor=None):
             raise ValueError(f"scale_factor（verl 的 loss_scale_factor）只对 how=\"seq-mean-token-sum-norm\" 有用，收到 how={how!r}")
         scale_factor = as_int("scale_factor", scale_factor, low=1)
     B, L = m.shape
-    lengths = m.astype(np.intp) @ np.ones(L, np.intp)     # = m.sum(axis=1)（同样的整数），整数的矩阵乘比按行求和快一倍
+    lengths = m.sum(axis=1)
     rows = int(np.count_nonzero(lengths)) if kind.endswith("_nonempty") else B
     if rows == 0:
         return np.zeros(m.shape)

@@ -139,17 +139,9 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
                 raise ValueError(f"clip_ratio_c（dual-clip 的界 C）必须 > 1（verl 默认 3），收到 {clip_ratio_c!r}")
     else:
         rho, a = ratio, adv
-    if clip_ratio_c is None and eps_low >= 0 and eps_high >= 0 and type(rho) is np.ndarray and type(a) is np.ndarray \
-            and rho.shape == a.shape and rho.dtype == a.dtype and np.logical_and.reduce(rho == 1.0, axis=None):
-        # ρ 全是 1（μ = 1，或 μ 次更新的第一次：参数还没动）：不裁剪，l = −A，∂l/∂ρ = ∂l/∂log π = −A。
-        # 和下面的一般公式逐位相同（min(A, 1·A) = A，1·A = A），只是少算十几次整批的运算
-        out = Surrogate(-a, np.zeros(a.shape, bool), np.zeros(a.shape, bool))
-        out.dloss_dratio, out.dloss_dlogp = -a, -a              # 三个各自的数组（调用者改一个不会改到另一个）
-        return out
     low = (rho < 1.0 - eps_low) & (a < 0)
     high = (rho > 1.0 + eps_high) & (a > 0)
-    # np.minimum(np.maximum(ρ, 下界), 上界) = np.clip(ρ, 下界, 上界)（ρ 是正数或 NaN 时逐位相同），不走 np.clip 的 Python 包装
-    loss = -np.minimum(rho * a, np.minimum(np.maximum(rho, 1.0 - eps_low), 1.0 + eps_high) * a)
+    loss = -np.minimum(rho * a, np.clip(rho, 1.0 - eps_low, 1.0 + eps_high) * a)
     dloss = np.where(low | high, 0.0, -a)
     if clip_ratio_c is None:
         out = Surrogate(loss, low, high)
