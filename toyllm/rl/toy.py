@@ -285,7 +285,7 @@ def _check_update(params, base, steps, cfg):
 
 def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, max_len=None, surrogate_fn=None, rng=None):
     """
-    一批解答上的损失和它对 Δ 的精确梯度（不更新模型）。引擎每次更新调用的就是它的内核 loss_and_grad。
+    一批解答上的损失和它对 Δ 的精确梯度（不更新模型）。训练（train）每次更新走的是同一条路：forward → objective.rl_objective → backward。
 
     【思路】见模块说明。π_old 取 rollouts.probs（采样时的概率）；π_θ 取模型**现在**的参数。
         μ = 1、β = 0、没有熵奖励、T = 1 时，−grad 恰好等于参考模块里对每一步
