@@ -19,13 +19,14 @@ LAYERS = [
     ("模型", ["toy_llm"]),
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
-    ("采样、精确计算（answer_probs 的零件在 _value_steps）", ["sampler", "_value_steps", "exact"]),
+    ("采样、精确计算（answer_probs 的零件在 exact_answer；_value_steps 是旧名字）", ["sampler", "exact_answer", "_value_steps", "exact"]),
     ("RL 的公式和它们的选项、登记表（不知道玩具模型）；搬走的旧模块（只报错）", ["rl.surrogates", "rl.losses",
                                                                       "rl.peer_losses", "rl.peer_advantages", "rl.cs336",
                                                                       "rl.peer_rows", "rl.peers"]),
     ("训练记录、RL 的配置（从公式导入选项）和预设、目标函数", ["history", "rl.config", "rl.presets", "rl.critic",
                                                          "rl.objective"]),
-    ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl.toy", "rl", "imitation", "gradcheck", "scaling"]),
+    ("训练：RL、模仿学习（rl.kernel、rl.filtering 是旧名字）", ["rl.groups", "rl.loop", "rl.toy", "rl.kernel", "rl.filtering", "rl",
+                                                  "imitation", "gradcheck", "scaling"]),
     ("verl / TRL 的那一层（toyllm.peers：登记进 RL 的登记表；本包从不导入它）",
      ["peers.rows", "peers.losses", "peers.advantages", "peers.cs336", "peers.table", "peers.options", "peers.convert",
       "peers"]),
@@ -136,10 +137,10 @@ def test_no_module_imports_a_private_name_of_another():
 def test_private_import_check_catches_a_violation(tmp_path, monkeypatch):
     """检查本身会失败：造一个导入私有名字的模块。"""
     fake = tmp_path / "fake.py"
-    fake.write_text("from .rl.kernel import _call_surrogate\nfrom .rl import losses\nlosses._as_eps\n", encoding="utf-8")
+    fake.write_text("from .rl.toy import _call_surrogate\nfrom .rl import losses\nlosses._as_eps\n", encoding="utf-8")
     monkeypatch.setitem(MODULES, "fake", fake)
     found = private_imports()
-    assert ("fake", "rl.kernel", "_call_surrogate") in found and ("fake", "rl.losses", "_as_eps") in found
+    assert ("fake", "rl.toy", "_call_surrogate") in found and ("fake", "rl.losses", "_as_eps") in found
 
 
 def test_every_module_has_a_layer():
@@ -265,3 +266,14 @@ def test_the_peers_check_catches_a_violation(tmp_path, monkeypatch):
     bad = core_imports_of_peers()
     assert any("toyllm/rl/objective" in line and "peers" in line for line in bad)
     assert any("toyllm/imitation" in line and "peers.losses" in line for line in bad)
+
+
+@pytest.mark.parametrize("old, new, name", [("toyllm.rl.kernel", "toyllm.rl.toy", "step_batch"),
+                                            ("toyllm.rl.filtering", "toyllm.rl.groups", "step_rewards"),
+                                            ("toyllm._value_steps", "toyllm.exact_answer", "advance")])
+def test_old_module_paths_still_work_for_one_release(old, new, name):
+    """改了名的模块：旧的导入路径这一版还能用，给出中文的 DeprecationWarning，说出新的位置。"""
+    import importlib
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+        got = getattr(importlib.import_module(old), name)
+    assert got is getattr(importlib.import_module(new), name)

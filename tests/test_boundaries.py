@@ -17,13 +17,13 @@ from toyllm.history import History
 from toyllm.evaluation import draw_samples
 from toyllm.exact import correct_paths
 from toyllm.rl import RLConfig
-from toyllm.rl.kernel import step_batch
+from toyllm.rl.toy import step_batch
 from toyllm.sampler import sample_rollouts
 from toyllm.toy_llm import UnknownContextError
 
 MODULES = ["toy_llm", "trainable", "policy", "sampler", "exact", "estimators", "evaluation", "experiments", "scaling",
            "history", "problems", "imitation",
-           "rl.config", "rl.presets", "rl.losses", "rl.kernel", "rl.filtering", "rl.toy"]
+           "rl.config", "rl.presets", "rl.losses", "rl.groups", "rl.toy"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 BAD = {"None": None, "str": "abc", "nan": math.nan, "empty_list": [], "empty_array": np.array([]), "negative": -1,
        "dict": {"x": 1}, "unknown_context": ("zz", 9.9)}

@@ -11,8 +11,8 @@ import pytest
 
 from toyllm.exact import correct_paths, exact_pass_at_1
 from toyllm.policy import base_logit_table, log_softmax_rows, prob_table
-from toyllm.rl import (AGGREGATIONS, PRESETS, RLConfig, critic, diff_presets, group_advantages, kernel, losses, objective,
-                       preset, train)
+from toyllm.rl import (AGGREGATIONS, PRESETS, RLConfig, critic, diff_presets, group_advantages, losses, objective,
+                       preset, toy, train)
 from toyllm.sampler import prepare_problems, sample_rollouts
 from toyllm.trainable import TrainableLLM
 
@@ -285,18 +285,18 @@ def test_engine_gradient_matches_finite_differences_for_new_options(problems, ov
     roll = sample_rollouts(model, train_set[:8], 4, np.random.default_rng(0))
     adv = group_advantages(roll.correct.astype(float), 4)
     cfg = RLConfig(group_size=4, **overrides)
-    steps = kernel.step_batch(roll, adv, 8)
+    steps = toy.step_batch(roll, adv, 8)
     base = base_logit_table(1e9)
     ref_logp = log_softmax_rows(base, 1.0)[steps.ctx, steps.actions]
     params = np.random.default_rng(1).normal(0, 0.3, (12, 3))                 # ρ 离开 1，裁剪会发生
-    res = kernel.loss_and_grad(params, base, steps, cfg, ref_logp)
+    res = toy.loss_and_grad(params, base, steps, cfg, ref_logp)
     assert res.clip_low + res.clip_high > 0
     for c in range(12):
         for j in range(3):
             e = np.zeros((12, 3))
             e[c, j] = 1e-6
-            fd = (kernel.loss_and_grad(params + e, base, steps, cfg, ref_logp).loss
-                  - kernel.loss_and_grad(params - e, base, steps, cfg, ref_logp).loss) / 2e-6
+            fd = (toy.loss_and_grad(params + e, base, steps, cfg, ref_logp).loss
+                  - toy.loss_and_grad(params - e, base, steps, cfg, ref_logp).loss) / 2e-6
             assert fd == pytest.approx(res.grad[c, j], abs=1e-6)
 
 

@@ -5,7 +5,7 @@ rl.losses：每个公式的导数和有限差分一致；训练循环确实调�
 import numpy as np
 import pytest
 
-from toyllm.rl import default_problems, filtering, losses, preset, train
+from toyllm.rl import default_problems, groups, losses, preset, train
 from toyllm.trainable import TrainableLLM
 
 
@@ -62,15 +62,15 @@ def test_entropy_derivative_matches_finite_differences():
 
 
 def test_logged_entropy_is_the_taught_entropy_bit_for_bit():
-    """训练记录里的熵用 entropy.entropy_value（不求导）：和 losses.entropy(...).value 逐位相同，π = 0 的项也一样。"""
-    from toyllm.entropy import entropy_value
+    """训练记录里的熵用 entropy.entropy_and_grad：和 losses.entropy(...).value 逐位相同，π = 0 的项也一样。"""
+    from toyllm.entropy import entropy_and_grad
     from toyllm.logits import log_softmax
     logits = np.random.default_rng(3).normal(size=(12, 3))
     logits[0, 2] = -np.inf                                     # 概率为 0 的做法：0 · log 0 = 0
     logpi = log_softmax(logits / 0.7)
     pi = np.exp(logpi)
     with np.errstate(invalid="ignore"):                        # 0 · (−inf) 先算出 NaN，再被 np.where 换成 0
-        assert np.array_equal(entropy_value(pi, logpi), losses.entropy(pi, logpi, 0.7).value)
+        assert np.array_equal(entropy_and_grad(pi, logpi)[0], losses.entropy(pi, logpi, 0.7).value)
 
 
 def test_aggregate_loss_is_the_weighted_sum():
@@ -98,7 +98,7 @@ def _run(problems, **cfg):
 SPIES = [
     ("clipped_surrogate", {"mu": 2}, lambda r, m: m),                             # 每次更新一次
     ("kl_estimator", {"beta": 0.1, "kl_estimator": "k2"}, lambda r, m: r + m),   # 采样时的记录 + 每次更新
-    ("entropy", {"entropy_coef": 0.05}, lambda r, m: m * 1),      # 每次更新一次（记录里的熵只要值：entropy.entropy_value）
+    ("entropy", {"entropy_coef": 0.05}, lambda r, m: m * 1),      # 每次更新一次（记录里的熵直接用 entropy.entropy_and_grad）
     ("aggregation_weights", {"loss_agg": "token-mean"}, lambda r, m: r * 1),     # 每批一次
     ("group_advantages", {}, lambda r, m: r * 1),
     ("step_rewards", {}, lambda r, m: r * 1),                    # 每批采样一次（过滤、记录、优势共用这份奖励）
@@ -108,7 +108,7 @@ SPIES = [
 
 @pytest.mark.parametrize("name, cfg, expected_calls", SPIES, ids=[s[0] for s in SPIES])
 def test_train_goes_through_the_taught_function(problems, monkeypatch, name, cfg, expected_calls):
-    module = filtering if name == "step_rewards" else losses          # 奖励读玩具的解答：它在 filtering 里
+    module = groups if name == "step_rewards" else losses          # 奖励读玩具的解答：它在 groups 里
     real = getattr(module, name)
     baseline_hist, baseline_params = _run(problems, **cfg)
     calls = []

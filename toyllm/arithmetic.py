@@ -332,8 +332,8 @@ def context_ids_np(op_ids, a, b):
     【返回】int 数组：CONTEXTS 的下标 = 运算下标 × 4 + 难度档位
     【思路】进位（借位）只看低 K 位，K = 最大的 |b| 的位数 + 2（见 _context_ids_general 的说明：档位最多数到 3，
         数到"小的那个数的位数 + 2"位就够，多数几位结果不变）。都放得进 int32 时按下面注释里的"⌊X/10^k⌋ 之差"数进位；
-        否则先把 |a| 对 10^K 取余（低 K 位不变），逐位用 int32 算。|b| 太大（K > 9）或者数组很短（< _FAST_SIZE 个，
-        逐位循环的每一次 numpy 调用都有固定开销，通用算法调用次数少）时用通用算法。
+        放不进 int32、|b| 太大（K > 9）或者数组很短（< _FAST_SIZE 个，逐位循环的每一次 numpy 调用都有固定开销，
+        通用算法调用次数少）时用通用算法。
         两种算法逐个相同（tests/test_arithmetic.py 对照）；这个快几倍（采样器和 exact.answer_probs 每一步都要算）。
     """
     a, b = np.asarray(a), np.asarray(b)
@@ -342,46 +342,33 @@ def context_ids_np(op_ids, a, b):
     op = op_ids
     a_max, b_max = max(int(a.max()), -int(a.min())), max(int(b.max()), -int(b.min()))     # 最大的 |a|、|b|
     K = len(str(b_max)) + 2
-    if K > 9 or a.size < _FAST_SIZE:
+    if K > 9 or a.size < _FAST_SIZE or a_max + b_max >= 2 ** 31:
         return _context_ids_general(op, np.abs(a), np.abs(b))
-    if a_max + b_max < 2 ** 31:
-        # 常见情况：都放得进 int32。第 k 位（k = 1…K）进位 ⇔ ⌊(u+v)/10^k⌋ − ⌊u/10^k⌋ − ⌊v/10^k⌋ = 1（否则是 0），
-        # 所以进位数 = Σ_k ⌊X/10^k⌋ − ⌊U/10^k⌋ − ⌊V/10^k⌋，X = U + V：加法 U = a、V = b；
-        # 减法的借位就是"小 + 差 = 大"的进位：U = 小、V = 差、X = 大（乘法不用，按加法算了扔掉）。
-        # 临时数组都是 int32、原地算（少占内存：大数组用完还给系统，下次要重新缺页）
-        ar, br = a.astype(np.int32), b.astype(np.int32)
-        np.abs(ar, out=ar)
-        np.abs(br, out=br)
-        sub = op == 1
-        u = np.where(sub, np.minimum(ar, br), ar)
-        v = np.subtract(ar, br)
-        np.abs(v, out=v)
-        np.copyto(v, br, where=~sub)
-        xs = np.add(u, v)
-        count, tmp = np.zeros(len(a), dtype=np.int32), np.empty(len(a), dtype=np.int32)
-        for k in range(1, K + 1):
-            p = np.int32(10 ** k)
-            count += np.floor_divide(xs, p, out=tmp)
-            count -= np.floor_divide(u, p, out=tmp)
-            count -= np.floor_divide(v, p, out=tmp)
-        np.minimum(count, 3, out=count)
-        mul = np.nonzero(op == 2)[0]
-        count[mul] = (br[mul] >= 10) * np.int32(2) + (ar[mul] >= 100)
-        out = np.multiply(op, 4, dtype=np.result_type(op, count))           # = op * 4 + count（原地加，少一个大数组）
-        out += count
-        return out
-    a, b = np.abs(a), np.abs(b)
-    ar, br = (a % 10 ** K).astype(np.int32), b.astype(np.int32)
-    sign = np.where(a >= b, np.int32(1), np.int32(-1))          # 借位：大 mod 10^k < 小 mod 10^k
-    carries, borrows = np.zeros(len(a), dtype=np.int8), np.zeros(len(a), dtype=np.int8)
+    # 常见情况：都放得进 int32。第 k 位（k = 1…K）进位 ⇔ ⌊(u+v)/10^k⌋ − ⌊u/10^k⌋ − ⌊v/10^k⌋ = 1（否则是 0），
+    # 所以进位数 = Σ_k ⌊X/10^k⌋ − ⌊U/10^k⌋ − ⌊V/10^k⌋，X = U + V：加法 U = a、V = b；
+    # 减法的借位就是"小 + 差 = 大"的进位：U = 小、V = 差、X = 大（乘法不用，按加法算了扔掉）。
+    # 临时数组都是 int32、原地算（少占内存：大数组用完还给系统，下次要重新缺页）
+    ar, br = a.astype(np.int32), b.astype(np.int32)
+    np.abs(ar, out=ar)
+    np.abs(br, out=br)
+    sub = op == 1
+    u = np.where(sub, np.minimum(ar, br), ar)
+    v = np.subtract(ar, br)
+    np.abs(v, out=v)
+    np.copyto(v, br, where=~sub)
+    xs = np.add(u, v)
+    count, tmp = np.zeros(len(a), dtype=np.int32), np.empty(len(a), dtype=np.int32)
     for k in range(1, K + 1):
         p = np.int32(10 ** k)
-        am, bm = ar - ar // p * p, br - br // p * p
-        carries += am + bm >= p
-        borrows += (am - bm) * sign < 0
-    mul = (br >= 10).view(np.int8) * np.int8(2) + (a >= 100).view(np.int8)
-    level = np.where(op == 0, np.minimum(carries, np.int8(3)), np.where(op == 1, np.minimum(borrows, np.int8(3)), mul))
-    return op * 4 + level
+        count += np.floor_divide(xs, p, out=tmp)
+        count -= np.floor_divide(u, p, out=tmp)
+        count -= np.floor_divide(v, p, out=tmp)
+    np.minimum(count, 3, out=count)
+    mul = np.nonzero(op == 2)[0]
+    count[mul] = (br[mul] >= 10) * np.int32(2) + (ar[mul] >= 100)
+    out = np.multiply(op, 4, dtype=np.result_type(op, count))           # = op * 4 + count（原地加，少一个大数组）
+    out += count
+    return out
 
 
 def _context_ids_general(op_ids, a, b):
@@ -454,38 +441,31 @@ def bug_np(op, x, b, exact):
     【参数】op：int 数组（OPS 的下标）；x、b、exact：int64 数组（exact 是正确结果，exact_np 算的）
     【返回】int64 数组
     """
-    if len(x) < _FAST_SIZE or b.min() < 0 or b.max() >= 10 ** 4:
+    xs = np.maximum(x, 0)
+    if len(x) < _FAST_SIZE or b.min() < 0 or b.max() >= 10 ** 4 or int(xs.max()) >= 2 ** 31:
         return _bug_general(op, x, b, exact)
     D = len(str(int(b.max())))
-    xs = np.maximum(x, 0)
-    if int(xs.max()) < 2 ** 31:
-        # 常见情况：都放得进 int32，逐位算 b 的那几位（int32 的除法快得多）；原地算，少开临时数组
-        x32, b32 = xs.astype(np.int32), b.astype(np.int32)
-        low, digit_sum = np.zeros(len(x), dtype=np.int32), np.zeros(len(x), dtype=np.int32)
-        add = op == 0
-        for d in range(D):
-            p = np.int32(10 ** d)
-            xd, bd = x32 // p, b32 // p
-            xd %= 10
-            bd %= 10
-            digit_sum += bd
-            s = xd + bd                                               # 加法这一位：(x_d + b_d) mod 10
-            s %= 10
-            np.subtract(xd, bd, out=xd)                               # 减法这一位：|x_d − b_d|
-            np.abs(xd, out=xd)
-            np.copyto(xd, s, where=add)
-            xd *= p
-            low += xd
-        out = xs - xs % _POWERS_OF_TEN[D]                             # b 没有的高位原样照抄
-        out += low
-        mul = np.nonzero(op == 2)[0]
-        out[mul] = xs[mul] * digit_sum[mul]
-        return np.where(x >= 0, out, exact)
-    out = np.where(op == 2, xs * sum((b // _POWERS_OF_TEN[d]) % 10 for d in range(D)), xs - xs % _POWERS_OF_TEN[D])
+    # 常见情况：都放得进 int32，逐位算 b 的那几位（int32 的除法快得多）；原地算，少开临时数组
+    x32, b32 = xs.astype(np.int32), b.astype(np.int32)
+    low, digit_sum = np.zeros(len(x), dtype=np.int32), np.zeros(len(x), dtype=np.int32)
     add = op == 0
     for d in range(D):
-        xd, bd = (xs // _POWERS_OF_TEN[d]) % 10, (b // _POWERS_OF_TEN[d]) % 10
-        out += np.where(op == 2, 0, np.where(add, (xd + bd) % 10, np.abs(xd - bd)) * _POWERS_OF_TEN[d])
+        p = np.int32(10 ** d)
+        xd, bd = x32 // p, b32 // p
+        xd %= 10
+        bd %= 10
+        digit_sum += bd
+        s = xd + bd                                               # 加法这一位：(x_d + b_d) mod 10
+        s %= 10
+        np.subtract(xd, bd, out=xd)                               # 减法这一位：|x_d − b_d|
+        np.abs(xd, out=xd)
+        np.copyto(xd, s, where=add)
+        xd *= p
+        low += xd
+    out = xs - xs % _POWERS_OF_TEN[D]                             # b 没有的高位原样照抄
+    out += low
+    mul = np.nonzero(op == 2)[0]
+    out[mul] = xs[mul] * digit_sum[mul]
     return np.where(x >= 0, out, exact)
 
 

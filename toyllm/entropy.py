@@ -19,20 +19,8 @@ def entropy_and_grad(probs, logprobs=None, temperature=1.0):
     """
     pi = np.asarray(probs, dtype=float)
     logpi = np.log(np.where(pi > 0, pi, 1.0)) if logprobs is None else np.asarray(logprobs, dtype=float)
-    plogp = _plogp(pi, logpi)
+    plogp = np.where(pi > 0, pi * logpi, 0.0)          # π_j log π_j，π_j = 0 的项按 0 · log 0 = 0
     H = -plogp.sum(axis=-1)
     return H, -(plogp + pi * H[..., None]) / temperature
 
 
-def entropy_value(probs, logprobs):
-    """
-    只要熵 H、不要导数：= entropy_and_grad(probs, logprobs)[0]，逐位相同（同一个 _plogp、同一个求和）。
-
-    【参数】probs、logprobs：(…, K) 的 float 数组（同一个分布；不检查，RL 的训练记录在 (12, 3) 的表上用）
-    """
-    return -_plogp(probs, logprobs).sum(axis=-1)
-
-
-def _plogp(pi, logpi):
-    """每一项 π_j log π_j，π_j = 0 的项按 0 · log 0 = 0。"""
-    return np.where(pi > 0, pi * logpi, 0.0)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._checks import as_int, as_real
-from ._value_steps import advance, meet, value_bounds
+from .exact_answer import advance, meet, value_bounds
 from .arithmetic import CONTEXTS
 from .entropy import entropy_and_grad
 from .policy import check_table_model, prob_table
@@ -129,10 +129,10 @@ def answer_probs(model, problems, temperature=1.0):
             第 t 步以前：{值 x: 从 x 出发最后答对的概率 V_t(x)}，V_L = 1[x = 答案]，
             V_t(x) = Σ_{这一步写出的 y} P(写出 y | x) · V_{t+1}(y)，
         只需要"能写出某个 V > 0 的 y"的 x（preimages 把一步解回去），而且 |x| 不超过往前走可能达到的上界
-        （_value_steps.value_bounds）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
+        （exact_answer.value_bounds）—— 离得太远的数永远修不好，倒着找也找不到它们。答对的概率 = Σ_x P(走到 x) · V_s(x)。
         在哪里相遇，每道题自己决定：每一轮，哪一头的值少（倒着的一步贵一些，按 _FACTOR 折算）就让哪一头走一步。
         只差一步时不再合并：这一步的每个结果（往前走的 y，或倒着走的 x）直接到另一头查它的 V(y)（或 P(走到 x)；
-        用散列表查，见 _value_steps._find；倒着走时先查，只给查到的 x 算情境和概率），乘起来加到这道题上，
+        用散列表查，见 exact_answer._find；倒着走时先查，只给查到的 x 算情境和概率），乘起来加到这道题上，
         然后把这道题的状态从两头都去掉（后面的轮次不再搬动它们）。两头的状态都按 (题号, 值) 排好，走一步只排新算出来的那些。
         一个情境的概率是 0 的结果直接去掉（它不贡献任何概率）；除此以外什么都不剪，所以这是精确值（只有浮点舍入误差）。
         和 exact_pass_at_1（只走正确路径）的差，就是"被修好"的概率。

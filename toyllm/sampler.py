@@ -190,15 +190,13 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0, *, logit_bonus=Non
     return _sample(model, batch, n, rng, temperature, logit_bonus)
 
 
-def sample_subset(model, batch, rows, n, rng, temperature=1.0, *, table=None):
+def sample_subset(model, batch, rows, n, rng, temperature=1.0):
     """
     只做 batch 里第 rows 道题，每道 n 遍：和 sample_rollouts(model, batch.subset(rows), n, rng, temperature) 逐位相同，
-    只是不先拼出一个小 ProblemBatch（RL 引擎每次迭代挑一批题，filtering.draw_groups 用它）。
+    只是不先拼出一个小 ProblemBatch（RL 引擎每次迭代挑一批题，rl.toy 的 ToyPolicy.sample 用它）。
 
     【参数】model、n、rng、temperature：同 sample_rollouts；batch：ProblemBatch（或 Problem 的列表）；
-        rows：题号的一维整数数组（非空，0 … len(batch) − 1）；
-        table：None，或已经算好的概率表 softmax_rows(logit_table(model), temperature)（有思维链时用，省掉重算；
-            调用者保证它就是这张表）
+        rows：题号的一维整数数组（非空，0 … len(batch) − 1）
     【返回】Rollouts（problem 字段是 rows 里的第几道，和 subset 的结果一样）
     【边界】参数不对时报中文的 TypeError / ValueError（说出参数名）。
     """
@@ -211,12 +209,10 @@ def sample_subset(model, batch, rows, n, rng, temperature=1.0, *, table=None):
     n = as_int("n", n, low=1)
     as_generator("rng", rng)
     temperature = as_real("temperature", temperature, low=0.0)
-    if table is not None and np.shape(table) != (len(CONTEXTS), 3):
-        raise ValueError(f"table 必须是 ({len(CONTEXTS)}, 3) 的概率表，收到形状 {np.shape(table)}")
-    return _sample(model, batch, n, rng, temperature, subset=rows, table=table)
+    return _sample(model, batch, n, rng, temperature, subset=rows)
 
 
-def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None, table=None):
+def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None):
     """
     采样循环本身（参数已经检查过，sample_rollouts 调用它）。
 
@@ -226,7 +222,6 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
             每个做法的 logit 加多少；op、x、b、exact 是这 m 行的运算下标、输入值、运算数、正确结果。
         subset：None，或题号的整数数组：只做 batch 的这几道题，结果和 _sample(..., batch.subset(subset), ...) 逐位相同
             （RL 每次迭代挑一批题，不必先拼出一个小 ProblemBatch 再取一遍行）
-        table：None，或调用者已经算好的概率表 softmax_rows(logit_table(model), temperature)（有思维链、不加分时才用）
     【返回】Rollouts；给了 logit_bonus 时 probs / logp 是**加分以后**的采样概率
     【边界】logit_bonus 不许用 rng（每一步只抽"选做法"和"careless"两次随机数，顺序不变，结果才可复现）。
         不给 logit_bonus 时按情境查概率表（快）；给了就每一行单独做 softmax（慢一些，只有加分的时候才需要）。
@@ -239,7 +234,7 @@ def _sample(model, batch, n, rng, temperature, logit_bonus=None, *, subset=None,
     if logit_bonus is not None:
         logits = [logit_table(model)] * L if model.cot else [logit_table(model, t) for t in range(L)]
     elif model.cot:
-        tables = [softmax_rows(logit_table(model), temperature) if table is None else table] * L
+        tables = [softmax_rows(logit_table(model), temperature)] * L
     else:
         tables = [softmax_rows(logit_table(model, t), temperature) for t in range(L)]
 

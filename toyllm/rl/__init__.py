@@ -11,10 +11,9 @@
                   truncated_is_weights（losses 转出它们：losses.clipped_surrogate 是同一个函数）
     真实系统的其他损失、优势、选项、预设，to_trl / to_verl，作业 5 的函数在 toyllm.peers（import toyllm.peers 登记进来）
     critic.py     价值表 V[t, c, ok]、GAE(γ, λ)、价值损失、精确价值 V*（第 6 讲 8.5 节，预设 ppo_critic）
-    kernel.py     把这些公式用链式法则接起来，得到对 Δ 表 (12, 3) 的精确梯度（policy_loss、score_vectors）
-    filtering.py  玩具解答的奖励（step_rewards）、把几批解答接起来或挑出一部分
+    groups.py     玩具解答的奖励（step_rewards）、把几批解答接起来或挑出一部分、每批挑几道题
     loop.py       循环本身（两个模型共用）：采样 → 动态采样（DAPO）→ 优势 → μ 次更新 → 记录（History）
-    toy.py        玩具的策略接口（Δ 表、采样、链式法则）和入口 train
+    toy.py        玩具的策略：Δ 表、采样、链式法则（对 Δ 表 (12, 3) 的精确梯度：policy_loss、score_vectors）和入口 train
     训练记录 History 在 toyllm/history.py，课上的题目 default_problems 在 toyllm/problems.py（模仿学习也用它们）。
 
 【用法】
@@ -36,9 +35,8 @@ from .presets import PRESET_NAMES, PRESETS, diff_presets, preset, presets_table
 from .losses import (AGGREGATION_TABLE, KL_CLAMP, Entropy, KLEstimates, KLTerm, Surrogate, aggregate_loss,
                      aggregation_weights, cispo_surrogate, clipped_surrogate, constant_groups, entropy, group_advantages,
                      gspo_surrogate, kl_estimates, kl_estimator, reinforce_pp_advantages, truncated_is_weights)
-from .filtering import step_rewards
-from .kernel import LossResult, policy_loss, score_vectors
-from .toy import RL_COLUMNS, train
+from .groups import step_rewards
+from .toy import RL_COLUMNS, LossResult, policy_loss, score_vectors, train
 
 __all__ = ["ADVANTAGES", "ADVANTAGE_ESTIMATORS", "AGGREGATIONS", "AGGREGATION_TABLE", "COLUMN_NAMES", "Entropy",
            "History", "KLEstimates", "KLTerm", "KL_CLAMP", "KL_ESTIMATORS", "LossResult", "OPTIMIZERS", "OPTION_NAMES",

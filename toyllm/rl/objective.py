@@ -9,7 +9,7 @@ RL 的目标函数：把 losses.py 里的公式拼成一次更新的损失，玩
         e_t = ∂loss/∂H_t          = −c_H · w_t
     w 是聚合权重（losses.aggregation_weights）。每个替代损失（PPO 裁剪、GSPO、CISPO）自己给出 ∂l/∂log π。
     拿到 s 和 e 以后，每个模型只剩自己的链式法则：
-        玩具（kernel.py）：∂log π(a | c)/∂Δ_c = (e_a − π_c) / T，按情境加进 (12, 3) 的表；
+        玩具（toy.py）：∂log π(a | c)/∂Δ_c = (e_a − π_c) / T，按情境加进 (12, 3) 的表；
         小 transformer（tinylm/train.py）：∂log π(o_t)/∂z_t = (e_{o_t} − π_t) / T，再反向传过整个网络。
     这里不写任何一个公式，只调用 losses 里的函数。
 """

@@ -1,33 +1,42 @@
 """
-玩具的策略：Δ 表 (12, 3) 和它的链式法则，接到 loop.run 上就是 rl.train（第 6 讲：从 REINFORCE 到 GRPO、PPO、DAPO）。
+玩具的策略：Δ 表 (12, 3)、它的链式法则，接到 loop.run 上就是 rl.train（第 6 讲：从 REINFORCE 到 GRPO、PPO、DAPO）。
 
 【思路】loop.py 的循环不知道模型是什么；ToyPolicy 把玩具交给它：
-        sample   每道题采样 G 份（sampler.sample_subset），奖励 filtering.step_rewards；
-        tokens   一批解答排成 (B, L) 的步（kernel.step_batch 的数组）：π_old、π_ref 下每步的对数概率；
-        forward / backward    kernel.forward 给出每步的 log π(a | c)，kernel.backward 把 ∂loss/∂log π 按情境加进 Δ 表的梯度；
+        sample   每道题采样 G 份（sampler.sample_subset），奖励 groups.step_rewards；
+        tokens   一批解答排成 (B, L) 的步（StepBatch）：π_old、π_ref 下每步的对数概率；
+        forward  每步的 log π(a | c)（和熵奖励要的 H）；
+        backward 链式法则：策略只取决于情境，每一步的梯度都是"一个数 × (onehot(a) − π(· | c)) / T"。
+                 这个数 s = ∂loss/∂log π(a | c) 由 objective.rl_objective 从 losses 里每一块的导数拼出来（小 transformer
+                 用的也是它），这里按情境加进 Δ 表的梯度；熵奖励的 ∂loss/∂H 乘 losses.entropy 给出的 ∂H/∂logits。
+                 这里不写任何一个损失的公式（学生改了 losses 里的函数，训练就跟着变，测试检查了这一点）；
         critic   advantage="gae" 时的价值表 V[t, c, ok]（critic.py），ValueTable 给出每步的 V 和对表的梯度。
-    参数就是 TrainableLLM.params 这个 (12, 3) 数组，原地训练。
+    参数就是 TrainableLLM.params 这个 (12, 3) 数组，原地训练。policy_loss 是同一个链式法则的单次调用（不更新模型）。
 【和真实系统的不同】optimizer="sgd"（默认）是朴素的梯度下降（参数 −= lr × 梯度，和参考模块的 apply_grads 一致），
     optimizer="adam" 是 Adam（真实系统用 AdamW）；每次更新用整批数据（真实系统还会把一批切成小批）；
     "ppo" 预设没有价值网络（critic），用组平均基线代替 GAE；"ppo_critic" 预设用一张价值表 V(s) 和 GAE（critic.py）。
     advantage="gae" 时 history 多两列 value_err（价值表对精确价值的均方根误差，更新前）、value_loss。
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..arithmetic import CONTEXTS
 from ..blas import one_blas_thread
-from ..entropy import entropy_value
+from ..entropy import entropy_and_grad
 from ..exact import CorrectPaths, correct_paths, exact_pass_at_1, step_right
 from ..history import History
 from ..logits import log_softmax
 from ..policy import base_logit_table, log_softmax_rows, softmax_rows
 from ..problems import default_problems
-from ..sampler import prepare_problems, sample_subset
-from ..trainable import TrainableLLM, check_trainable
-from . import critic, filtering, kernel, losses, loop
+from ..sampler import check_rollouts, prepare_problems, sample_subset
+from ..trainable import TrainableLLM, check_trainable, score_vectors
+from . import critic, groups, losses, loop, objective
+from .config import RLConfig
 from .loop import Group, Policy, Tokens, fast_mean
 from .presets import resolve_config
+
+_N_CTX = len(CONTEXTS)
 
 RL_COLUMNS = ("iteration", "reward", "pass1_exact", "pass1_sampled", "entropy", "kl_est", "kl_exact",
               "clip_low", "clip_high", "zero_std", "groups", "grad_norm", "loss", "samples")
@@ -38,25 +47,21 @@ CRITIC_COLUMNS = ("value_err", "value_loss")
 CRITIC_HEADERS = {"value_err": "V误差", "value_loss": "价值损失"}
 
 
-def _sampling_stats(contexts, flat, logits, ref_logp_table, cfg):
+def _sampling_stats(contexts, actions, logits, ref_logp_table, cfg):
     """
     采样策略在这一次经过的所有步上的熵、KL（精确 / 估计）。动态采样丢掉的组也算。
 
-    【思路】这几个数只取决于每一步的 (情境, 做法)，所以先在 (12, 3) 的表上算，再按经过的步取出来：
-        熵和 KL 的公式各自只调用一次（entropy.entropy_value、losses.kl_estimator），不在上千步上重复。
-        熵只记录、不求导：用 entropy_value（= losses.entropy(...).value，逐位相同），不算导数、不重复检查输入
-        （π 是这里自己从 logits 算的；有 NaN 时上一行的 kl_estimator 已经报错）。
-    【参数】contexts、flat：_steps_taken(这次采到的全部解答)；logits：(12, 3) 采样策略的 logits；
+    【思路】这几个数只取决于每一步的 (情境, 做法)，所以先在 (12, 3) 的表上算，再按经过的步取出来。
+    【参数】contexts、actions：这次采到的全部有效步的情境和做法；logits：(12, 3) 采样策略的 logits；
         ref_logp_table：(12, 3) 参考策略的对数概率；cfg：RLConfig
     """
     visits = np.bincount(contexts, minlength=len(CONTEXTS)) / len(contexts)      # 每个情境占了多少步
-    logpi = log_softmax(logits, cfg.temperature)      # = log_softmax_rows（logits 在采样前 policy 里已经检查过）
+    logpi = log_softmax(logits, cfg.temperature)
     pi = np.exp(logpi)
     kl = losses.kl_estimator(logpi, ref_logp_table, cfg.kl_estimator).value       # (12, 3)：每个 (情境, 做法) 一个估计
-    # 每步的 KL 估计按 (情境, 做法) 拉平后的下标 3c + a 取出（一维的 take 比二维的花式索引快，取出的数和顺序都一样）
-    return {"entropy": float(visits @ entropy_value(pi, logpi)),
-            "kl_exact": float(visits @ np.add.reduce(pi * (logpi - ref_logp_table), axis=1)),     # = (…).sum(axis=1)
-            "kl_est": fast_mean(np.take(kl, flat))}
+    return {"entropy": float(visits @ entropy_and_grad(pi, logpi)[0]),
+            "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
+            "kl_est": fast_mean(kl[contexts, actions])}
 
 
 @one_blas_thread
@@ -121,7 +126,7 @@ def _check_inputs(model, cfg, train_problems, heldout_problems, advantage_fn, su
     batch = prepare_problems(train_problems, "train_problems")
     paths = heldout_problems if isinstance(heldout_problems, CorrectPaths) else \
         correct_paths(prepare_problems(heldout_problems, "heldout_problems"))
-    filtering.draw_size(cfg, len(batch))
+    groups.draw_size(cfg, len(batch))
     for name, fn in (("advantage_fn", advantage_fn), ("surrogate_fn", surrogate_fn), ("callback", callback)):
         if fn is not None and not callable(fn):
             raise TypeError(f"{name} 必须是函数（可调用对象），收到 {fn!r}")
@@ -136,8 +141,182 @@ def _check_inputs(model, cfg, train_problems, heldout_problems, advantage_fn, su
     return batch, paths, (model if reference is None else reference).params.copy()
 
 
+def _table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0):
+    """
+    Σ_步 s · ∂log π(a | c)/∂z，按情境加进 (12, 3) 的表：grad[c] = (Σ s·onehot(a) − (Σ s)·π_c) / T。
+
+    【参数】contexts、actions：(N,) 每个有效步的情境下标和动作；dloss_dlogp：(N,) 每步的 s；
+        probs：(12, 3) 当前策略 π；temperature：T
+    【返回】(12, 3) 数组
+    """
+    return (np.bincount(contexts * 3 + actions, weights=dloss_dlogp, minlength=3 * _N_CTX).reshape(_N_CTX, 3)
+            - np.bincount(contexts, weights=dloss_dlogp, minlength=_N_CTX)[:, None] * probs) / temperature
+
+
+class StepBatch(NamedTuple):
+    """一批解答，排成 (B, L) 的数组（每次更新都用它，只需做一次）。mask 外的 old_logp、advantage 是 0。"""
+    ctx: np.ndarray           # (B, L) 每步的情境下标
+    actions: np.ndarray       # (B, L) 选中的做法
+    mask: np.ndarray          # (B, L) 哪些步存在
+    old_logp: np.ndarray      # (B, L) 采样时这个做法的对数概率 log π_old(a | c)
+    advantage: np.ndarray     # (B, L) 这一步的优势 A
+    max_len: int = None       # 常数聚合的 L_max
+    behaviour_logp: np.ndarray = None   # (B, L) 陈旧采样时采样策略的对数概率（None：采样的就是 π_old）
+
+
+def step_batch(rollouts, advantages, max_len=None, check=True):
+    """
+    把 Rollouts 和优势排成 StepBatch（每次更新都用它，只需做一次）。
+
+    【参数】rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；max_len：常数聚合的 L_max；
+        check：是否检查优势里有没有 NaN
+    """
+    check_rollouts(rollouts)
+    mask = rollouts.mask
+    try:
+        adv = np.asarray(advantages, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"advantages 必须是数的数组，收到 {advantages!r}") from None
+    if adv.shape != mask.shape[:1] and adv.shape != mask.shape:
+        raise ValueError(f"advantages 的形状必须是 ({mask.shape[0]},) 或 {mask.shape}，收到 {adv.shape}")
+    adv = spread(adv, mask)
+    if check and not np.all(np.isfinite(adv[mask])):
+        raise ValueError("advantages 里有 NaN 或无穷")
+    return StepBatch(rollouts.ctx, rollouts.actions, mask, np.where(mask, rollouts.logp, 0.0), adv, max_len)
+
+
+def spread(adv, mask):
+    """优势排成 (B, L)：每份解答一个优势 (B,) 时铺到它的每一步；mask 外是 0。"""
+    adv = np.asarray(adv, dtype=float)
+    return np.where(mask, adv[:, None] if adv.ndim == 1 else adv, 0.0)
+
+
+def stale_steps(steps, params, base, cfg):
+    """
+    陈旧采样（staleness = k）：π_old 换成这次迭代开始时的策略，采样时的概率记作 π_behaviour。
+
+    【思路】采样用的是 k 次更新之前的参数（π_behaviour，rollouts 里记的概率）；PPO 的比率要相对于现在的 π_old，
+        两者之差由 objective.rl_objective 乘上截断的重要性比率 min(π_old / π_behaviour, tis_cap) 修正。
+    """
+    _check_update(params, base, steps, cfg)
+    m = steps.mask
+    logp_old = np.where(m, _log(softmax_rows(base + params, cfg.temperature)[steps.ctx, steps.actions]), 0.0)
+    return steps._replace(old_logp=logp_old, behaviour_logp=steps.old_logp)
+
+
+class LossResult(NamedTuple):
+    """policy_loss 的结果。grad 是损失对 Δ 的梯度（12, 3）：下降方向是 −grad，params −= lr × grad。"""
+    loss: float
+    grad: np.ndarray
+    surrogate: float
+    kl_term: float
+    entropy_term: float
+    clip_low: float
+    clip_high: float
+    kl_est: float
+
+
+def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, rng=None):
+    """
+    一次更新的损失和对 Δ 的梯度：forward 给出 log π，objective.rl_objective 拼出损失，backward 做玩具的链式法则。
+
+    【参数】params：Δ (12, 3)；base：base_logit_table；steps：StepBatch；cfg：RLConfig；
+        ref_logp：(B, L) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
+        rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）
+    【返回】LossResult
+    【边界】参数类型或形状不对时报中文的 TypeError / ValueError。
+    """
+    _check_update(params, base, steps, cfg)
+    fwd = forward(params, base, steps, cfg)
+    obj = objective.rl_objective(fwd.logp, steps.old_logp, steps.advantage, steps.mask, cfg, ref_logp=ref_logp,
+                                 entropy=fwd.entropy, behaviour_logp=steps.behaviour_logp, max_len=steps.max_len,
+                                 surrogate_fn=surrogate_fn, want_kl_est=True, rng=rng)
+    return LossResult(obj.loss, backward(fwd, obj, steps.mask, cfg.temperature), obj.surrogate, obj.kl_term,
+                      obj.entropy_term, obj.clip_low, obj.clip_high, obj.kl_est)
+
+
+class Forward(NamedTuple):
+    """forward 的结果：每步的 log π 和熵 H（c_H = 0 时 None），和反向要用的 π、每步的情境和做法、熵的导数。"""
+    logp: np.ndarray
+    entropy: np.ndarray
+    pi: np.ndarray
+    ctx: np.ndarray
+    actions: np.ndarray
+    ent: object
+
+
+def forward(params, base, steps, cfg):
+    """每个有效步的 log π(a | c)（和熵奖励要的 H）：(B, L)，mask 外是 0。π = softmax((base + Δ) / T)，和采样器同一个函数。"""
+    T, m = cfg.temperature, steps.mask
+    logits = base + params
+    pi = softmax_rows(logits, T)
+    ctx, actions = steps.ctx[m], steps.actions[m]
+    logp = np.zeros(m.shape)
+    logp[m] = _log(pi)[ctx, actions]
+    H = ent = None
+    if cfg.entropy_coef != 0:
+        ent = losses.entropy(pi, log_softmax_rows(logits, T), T)
+        H = np.zeros(m.shape)
+        H[m] = ent.value[ctx]
+    return Forward(logp, H, pi, ctx, actions, ent)
+
+
+def backward(fwd, obj, mask, temperature=1.0):
+    """链式法则：∂loss/∂log π（和 ∂loss/∂H）→ 对 Δ 的梯度 (12, 3)。"""
+    grad = _table_grad(fwd.ctx, fwd.actions, obj.dloss_dlogp[mask], fwd.pi, temperature)
+    if fwd.ent is not None:                     # ∂loss/∂Δ_c += Σ_{t: c_t = c} e_t · ∂H_c/∂Δ_c
+        grad = grad + np.bincount(fwd.ctx, weights=obj.dloss_dentropy[mask], minlength=_N_CTX)[:, None] * fwd.ent.dlogits
+    return grad
+
+
+def _log(p):
+    """log p，和采样器记的 log 概率逐位相同；下溢成 0 的概率记为 log(最小正规数) ≈ −708（学习率极大时），不是 −inf。"""
+    return np.log(np.maximum(p, np.finfo(float).tiny))
+
+
+def _check_update(params, base, steps, cfg):
+    if not isinstance(cfg, RLConfig):
+        raise TypeError(f"cfg 必须是 RLConfig，收到 {type(cfg).__name__}")
+    if not isinstance(steps, StepBatch):
+        raise TypeError(f"steps 必须是 StepBatch（step_batch(...) 的结果），收到 {type(steps).__name__}")
+    if np.shape(params) != (_N_CTX, 3) or np.shape(base) != (_N_CTX, 3):
+        raise ValueError(f"params 和 base 的形状必须是 ({_N_CTX}, 3)，收到 {np.shape(params)}、{np.shape(base)}")
+
+
+def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, max_len=None, surrogate_fn=None, rng=None):
+    """
+    一批解答上的损失和它对 Δ 的精确梯度（不更新模型）。训练（train）每次更新走的是同一条路：forward → objective.rl_objective → backward。
+
+    【思路】见模块说明。π_old 取 rollouts.probs（采样时的概率）；π_θ 取模型**现在**的参数。
+        μ = 1、β = 0、没有熵奖励、T = 1 时，−grad 恰好等于参考模块里对每一步
+        add_grad(grads, 情境, 动作, 概率, 权重 = w · A) 的结果（测试检查到 1e-12）。
+    【参数】model：TrainableLLM；rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；config：RLConfig 或预设名；
+        ref_params：参考策略的 Δ（12, 3），β > 0 时需要，默认全 0；max_len：常数聚合的 L_max；
+        surrogate_fn：自定义的替代损失（签名同 clipped_surrogate），默认 losses.clipped_surrogate；
+        rng：numpy Generator（policy_loss="clip_cov" 随机挑步时必须给）
+    【返回】LossResult(loss, grad, surrogate, kl_term, entropy_term, clip_low, clip_high, kl_est)
+    【边界】自定义 surrogate_fn 时，对 ρ 的导数用中心差分（h = 1e-6）从它的返回值算出 —— 替代损失对 ρ 是分段线性的，
+        所以只要 ρ 不在拐点附近，这是精确的（误差约 1e-10）。advantages 里有 NaN、ref_params 形状不对时报 ValueError。
+    【例子】
+        r = sample_rollouts(model, problems, 8, np.random.default_rng(0))
+        res = policy_loss(model, r, group_advantages(step_rewards(r), 8))
+        res.loss        # μ = 1 时约等于 0（ρ ≡ 1，组内优势之和为 0）
+        res.grad        # 但梯度不是 0：model.params -= 2.0 * res.grad 就是一步 GRPO
+    【Python 小知识】NamedTuple 的结果既可以按名字取（res.grad），也可以像元组一样解包。
+    """
+    cfg = resolve_config(config)
+    check_trainable(model)
+    steps = step_batch(rollouts, advantages, max_len)
+    base = base_logit_table(model.size)
+    ref = np.zeros((_N_CTX, 3)) if ref_params is None else np.asarray(ref_params, dtype=float)
+    if ref.shape != (_N_CTX, 3) or not np.all(np.isfinite(ref)):
+        raise ValueError(f"ref_params 必须是形状 ({_N_CTX}, 3) 的有限数组，收到形状 {ref.shape}")
+    ref_logp = log_softmax_rows(base + ref, cfg.temperature)[steps.ctx, steps.actions]
+    return loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn, rng=rng)
+
+
 class ToyPolicy(Policy):
-    """玩具的策略接口（loop.Policy）：Δ 表、采样、每步的 log π 和链式法则；概率表按参数缓存（几处共用同一组参数）。"""
+    """玩具的策略接口（loop.Policy）：Δ 表、采样、每步的 log π 和链式法则。"""
 
     def __init__(self, model, cfg, batch, paths, ref_params):
         self.model, self.cfg, self.batch, self.paths = model, cfg, batch, paths
@@ -146,21 +325,10 @@ class ToyPolicy(Policy):
         self.ref_logp_table = log_softmax_rows(self.base + ref_params, cfg.temperature)
         self.max_len = int(batch.mask.sum(axis=1).max())
         self.critic = ValueTable(cfg, batch, self) if cfg.advantage == "gae" else None
-        self._tables = {}
 
-    def probs(self, params, temperature):
-        """
-        概率表 softmax_rows(base + params, temperature)，(12, 3)。同一组参数只算一次：
-        记录 pass@1（更新之后）、下一次采样、第一次更新用的都是同一组参数（按参数的字节认，callback 改了参数也认得出）。
-        """
-        key = (temperature, params.tobytes())
-        probs = self._tables.get(key)
-        if probs is None:
-            if len(self._tables) >= 4:
-                self._tables.clear()
-            probs = self._tables[key] = softmax_rows(self.base + params, temperature)
-            probs.flags.writeable = False            # 几处共用这一张表：谁也不能原地改它
-        return probs
+    def probs(self, temperature):
+        """现在的概率表 softmax((base + Δ) / T)，(12, 3)。"""
+        return softmax_rows(self.base + self.model.params, temperature)
 
     def sample(self, rows, G, rng, params=None):
         """第 rows 道题（排好序）每题采样 G 份 → Group；params 是陈旧采样用的旧参数（None：现在的参数）。"""
@@ -169,51 +337,47 @@ class ToyPolicy(Policy):
             model = TrainableLLM(self.model.size)
             model.params[:] = params
         rows = np.sort(rows)
-        roll = sample_subset(model, self.batch, rows, G, rng, self.cfg.temperature,
-                             table=self.probs(model.params, self.cfg.temperature))
-        return Group(roll, filtering.step_rewards(roll, self.cfg.reward), roll.mask, rows[roll.problem])
+        roll = sample_subset(model, self.batch, rows, G, rng, self.cfg.temperature)
+        return Group(roll, groups.step_rewards(roll, self.cfg.reward), roll.mask, rows[roll.problem])
 
     def select(self, roll, keep):
-        return filtering.keep_rows(roll, keep)
+        return groups.keep_rows(roll, keep)
 
     def concat(self, parts):
-        return filtering.concat_rollouts(parts)
+        return groups.concat_rollouts(parts)
 
     def drawn_stats(self, group):
         """这次采到的全部解答：采样 pass@1 和采样策略在经过的步上的熵、KL（_sampling_stats）。"""
         roll = group.data
         contexts = roll.ctx[roll.mask]
         return {"pass1_sampled": fast_mean(roll.correct),
-                **_sampling_stats(contexts, contexts * 3 + roll.actions[roll.mask], self.base + self.model.params,
+                **_sampling_stats(contexts, roll.actions[roll.mask], self.base + self.model.params,
                                   self.ref_logp_table, self.cfg)}
 
     def tokens(self, group, behaviour=None):
-        """一批解答排成步；陈旧采样时 π_old 换成现在的策略，采样时的概率记作 π_behaviour（kernel.stale_steps）。"""
+        """一批解答排成步；陈旧采样时 π_old 换成现在的策略，采样时的概率记作 π_behaviour（stale_steps）。"""
         cfg, roll = self.cfg, group.data
-        steps = kernel.StepBatch(roll.ctx, roll.actions, roll.mask, np.where(roll.mask, roll.logp, 0.0), None,
-                                 self.max_len)
+        steps = StepBatch(roll.ctx, roll.actions, roll.mask, np.where(roll.mask, roll.logp, 0.0), None, self.max_len)
         if behaviour is not None:
-            steps = kernel.stale_steps(steps, self.model.params, self.base, cfg)
+            steps = stale_steps(steps, self.model.params, self.base, cfg)
         # 参考策略的对数概率只有损失里有 KL（β > 0）时才用到（记录里的 KL 在采样时已经按情境算好）
         ref_logp = self.ref_logp_table[steps.ctx, steps.actions] if cfg.beta > 0 else None
         idx = critic.state_index(roll, self.critic.shape[0]) if self.critic else None    # 价值表的格子
         return Tokens(steps.mask, steps.old_logp, ref_logp, steps.behaviour_logp, self.max_len, {}, (steps, idx))
 
     def spread(self, tokens, adv):
-        return kernel.spread(adv, tokens.mask)
+        return spread(adv, tokens.mask)
 
     def forward(self, tokens):
-        fwd = kernel.forward(self.model.params, self.base, tokens.inputs[0], self.cfg,
-                             probs=self.probs(self.model.params, self.cfg.temperature))
+        fwd = forward(self.model.params, self.base, tokens.inputs[0], self.cfg)
         return fwd.logp, fwd.entropy, fwd
 
     def backward(self, tokens, fwd, obj):
-        return kernel.backward(fwd, obj, tokens.mask, self.cfg.temperature)
+        return backward(fwd, obj, tokens.mask, self.cfg.temperature)
 
     def evaluate(self, it):
-        """更新之后的路径 pass@1（= exact_pass_at_1，概率表用缓存的那张，下一次采样还用它）。"""
-        return {"pass1_exact": fast_mean(step_right(self.probs(self.model.params, 1.0)[self.paths.ctx], self.paths)
-                                     .prod(axis=1))}
+        """更新之后的路径 pass@1（= exact_pass_at_1）。"""
+        return {"pass1_exact": fast_mean(step_right(self.probs(1.0)[self.paths.ctx], self.paths).prod(axis=1))}
 
 
 class ValueTable:
@@ -236,10 +400,11 @@ class ValueTable:
         """价值表对 V* 的均方根误差（这批经过的状态，更新前）；不是结果奖励时是 NaN。"""
         if self.paths is None:
             return float("nan")
-        v_star = critic.exact_values(self.policy.probs(self.policy.model.params, self.cfg.temperature), self.paths,
+        v_star = critic.exact_values(self.policy.probs(self.cfg.temperature), self.paths,
                                      group.problems, group.data)
         m = tokens.mask
         return float(np.sqrt(np.mean((values - v_star)[m] ** 2)))
 
 
-__all__ = ["CRITIC_COLUMNS", "RL_COLUMNS", "ToyPolicy", "train"]
+__all__ = ["CRITIC_COLUMNS", "LossResult", "RL_COLUMNS", "StepBatch", "ToyPolicy", "loss_and_grad", "policy_loss",
+           "score_vectors", "stale_steps", "step_batch", "train"]
