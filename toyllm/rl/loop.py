@@ -121,17 +121,6 @@ def policy_step(policy, tokens, adv, cfg, surrogate_fn=None, rng=None):
     return obj, policy.backward(tokens, fwd, obj)
 
 
-def fast_mean(x):
-    """= float(x.mean())，逐位相同（同一个 np.add.reduce 再除以个数），只是不走 ndarray.mean 的 Python 包装。"""
-    return float(np.add.reduce(x, axis=None, dtype=np.float64) / x.size)
-
-
-def _norm(x):
-    """= float(np.linalg.norm(x))，逐位相同（np.linalg.norm 对实数也是拉平后 sqrt(x · x)）。"""
-    x = x.ravel(order="K")
-    return float(np.sqrt(x.dot(x)))
-
-
 def _copy(params):
     """参数的一份拷贝（数组，或 {名字: 数组}）。"""
     return {k: v.copy() for k, v in params.items()} if isinstance(params, dict) else params.copy()
@@ -210,8 +199,8 @@ def run(policy, cfg, hist, *, advantage_fn=None, surrogate_fn=None, callback=Non
             n_drawn = len(everything.rewards)
             state["samples"] += n_drawn
             row = {"iteration": it, "samples": state["samples"], "groups": n_kept,
-                   "reward": fast_mean(everything.rewards if everything.rewards.ndim == 1 else
-                                   everything.rewards.sum(axis=1) / np.maximum(everything.mask.sum(axis=1), 1)),
+                   "reward": float(np.mean(everything.rewards if everything.rewards.ndim == 1 else
+                                   everything.rewards.sum(axis=1) / np.maximum(everything.mask.sum(axis=1), 1))),
                    "zero_std": n_constant / (n_drawn // G), "loss": 0.0, "grad_norm": 0.0, "clip_low": 0.0,
                    "clip_high": 0.0, "value_err": float("nan"), "value_loss": float("nan"),
                    **policy.drawn_stats(everything)}
@@ -227,7 +216,7 @@ def run(policy, cfg, hist, *, advantage_fn=None, surrogate_fn=None, callback=Non
                     for k, v in (("loss", obj.loss), ("clip_low", obj.clip_low), ("clip_high", obj.clip_high)):
                         stats[k].append(v)
                     if "grad_norm" in stats:
-                        stats["grad_norm"].append(_norm(grads))
+                        stats["grad_norm"].append(float(np.linalg.norm(grads)))
                     optimizer.step(policy.params, grads)
                     state["updates"] += 1
                     if critic_opt is not None:            # 价值函数走一步：½(V − 回报)² 的梯度乘 vf_coef

@@ -33,7 +33,7 @@ from ..sampler import check_rollouts, prepare_problems, sample_subset
 from ..trainable import TrainableLLM, check_trainable, score_vectors
 from . import critic, groups, losses, loop, objective
 from .config import RLConfig
-from .loop import Group, Policy, Tokens, fast_mean
+from .loop import Group, Policy, Tokens
 from .presets import resolve_config
 
 _N_CTX = len(CONTEXTS)
@@ -61,7 +61,7 @@ def _sampling_stats(contexts, actions, logits, ref_logp_table, cfg):
     kl = losses.kl_estimator(logpi, ref_logp_table, cfg.kl_estimator).value       # (12, 3)：每个 (情境, 做法) 一个估计
     return {"entropy": float(visits @ entropy_and_grad(pi, logpi)[0]),
             "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
-            "kl_est": fast_mean(kl[contexts, actions])}
+            "kl_est": float(np.mean(kl[contexts, actions]))}
 
 
 @one_blas_thread
@@ -350,7 +350,7 @@ class ToyPolicy(Policy):
         """这次采到的全部解答：采样 pass@1 和采样策略在经过的步上的熵、KL（_sampling_stats）。"""
         roll = group.data
         contexts = roll.ctx[roll.mask]
-        return {"pass1_sampled": fast_mean(roll.correct),
+        return {"pass1_sampled": float(np.mean(roll.correct)),
                 **_sampling_stats(contexts, roll.actions[roll.mask], self.base + self.model.params,
                                   self.ref_logp_table, self.cfg)}
 
@@ -377,7 +377,7 @@ class ToyPolicy(Policy):
 
     def evaluate(self, it):
         """更新之后的路径 pass@1（= exact_pass_at_1）。"""
-        return {"pass1_exact": fast_mean(step_right(self.probs(1.0)[self.paths.ctx], self.paths).prod(axis=1))}
+        return {"pass1_exact": float(np.mean(step_right(self.probs(1.0)[self.paths.ctx], self.paths).prod(axis=1)))}
 
 
 class ValueTable:

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..rl import losses
-from ..rl.loop import Group, Policy, Tokens, fast_mean
+from ..rl.loop import Group, Policy, Tokens
 from .analysis import accuracy
 from .layers import backward as layers_backward
 from .layers import forward as layers_forward
@@ -140,7 +140,7 @@ class NetworkPolicy(Policy):
 
     def drawn_stats(self, group):
         """采样 pass@1（= 平均奖励）；熵和 KL 在训练的 token 上算（tokens），一组都没有时是 NaN。"""
-        return {"pass1_sampled": fast_mean(group.rewards), "entropy": math.nan, "kl_est": math.nan}
+        return {"pass1_sampled": float(np.mean(group.rewards)), "entropy": math.nan, "kl_est": math.nan}
 
     def tokens(self, group, behaviour=None):
         """前向一次得到 π_old（第一次更新还用它）；参考模型一次；陈旧采样时采样用的旧参数再一次。"""
