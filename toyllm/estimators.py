@@ -2,7 +2,7 @@
 从样本估计一个数：pass@k 的无偏估计、平均值和它的误差棒（Estimate）、采样标准误。
 
 【思路】对一道题采样 n 次，其中 c 次做对。pass@k = "随便挑 k 次，至少一次做对"的概率。
-    Chen et al. (2021) 的无偏估计[S546]：
+    Chen et al. (2021) 的无偏估计：
         pass@k ≈ 1 − C(n−c, k) / C(n, k) = 1 − ∏_{i=n−c+1}^{n} (1 − k / i)
     右边的乘积形式不需要算大组合数，数值上稳定；组合数之比 C(m, k) / C(n, k) 只在 choose_ratio 里写一次
     （evaluation 的 best-of-k、best@k / worst@k 也用它）。
@@ -39,7 +39,7 @@ def choose_ratio(m, k, n):
 
 def pass_at_k(n, c, k):
     """
-    pass@k 的无偏估计（Chen et al. 2021，数值稳定的乘积形式）[S546]：1 − C(n − c, k) / C(n, k)。
+    pass@k 的无偏估计（Chen et al. 2021，数值稳定的乘积形式）：1 − C(n − c, k) / C(n, k)。
 
     【参数】n：采样次数（≥ 1）；c：其中做对的次数（0 … n）；k：1 … n
     【返回】float，在 [0, 1] 里

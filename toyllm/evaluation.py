@@ -3,13 +3,13 @@
 
 【思路】真正的 LLM 只能"采样 n 次、数一数"：估计值总带着噪声。玩具模型还能精确地算出真值（toyllm.exact），
     所以这里的每个估计都可以和它要估计的那个数放在一起看。
-    · pass@k：k 次里至少一次对。用 Chen et al. 的无偏估计[S546]（estimators.pass_at_k），从 n ≥ k 个样本一次算出所有 k。
+    · pass@k：k 次里至少一次对。用 Chen et al. 的无偏估计（estimators.pass_at_k），从 n ≥ k 个样本一次算出所有 k。
     · maj@k（self-consistency，多数投票）：k 个最终答案里出现次数最多的那个对不对。
       平票时取**在这 k 个样本里最先出现**的那个答案（确定性的规则，见 maj_vote）。
     · best-of-k：一个"验证器"（verifier）给每个答案打分，选分最高的；验证器只看最终答案：
       精确的验证器（答案等于正确答案就给 1 分），或者有噪声的验证器（每个判断以 error_rate 的概率判反）。
       平票时取最先出现的那个。精确验证器的 best-of-k 就是 pass@k。
-    · mean@n / best@n / worst@n（verl 的验证指标）[S530]：n 个样本的平均分 / 最好 / 最差。
+    · mean@n / best@n / worst@n（verl 的验证指标）：n 个样本的平均分 / 最好 / 最差。
     k < n 时怎么从 n 个样本得到 k 个的指标：
     · pass@k、best-of-k、best / worst：**精确的组合公式**（对全部 C(n, k) 个子集取平均，不需要随机数）；
     · maj@k：随机抽 subsets 个大小为 k 的子集（随机顺序，固定种子），取平均 —— 投票的组合公式太复杂。
@@ -46,7 +46,7 @@ def maj_vote(answers):
     """
     多数投票：出现次数最多的答案。平票时取**在列表里最先出现**的那个。
 
-    【思路】self-consistency（Wang et al. 2022）[S550]：多采几个解答，相信大多数。平票规则必须固定，
+    【思路】self-consistency（Wang et al. 2022）：多采几个解答，相信大多数。平票规则必须固定，
         否则同样的样本会给出不同的结果；"最先出现"不依赖答案的大小，也不用随机数。
     【参数】answers：答案的列表（任何可以比较相等的东西：int、str……）
     【返回】得票最多的答案
@@ -204,7 +204,7 @@ def draw_samples(model, problems, n, rng, temperature=1.0):
 # =============================================================================
 def pass_at_k_sampled(samples, ks=(1,), level=LEVEL):
     """
-    pass@k 的无偏估计（Chen et al. 2021）[S546]，一次算出多个 k。
+    pass@k 的无偏估计（Chen et al. 2021），一次算出多个 k。
 
     【思路】每道题 n 个样本里 c 个对，pass@k ≈ 1 − C(n − c, k) / C(n, k)（estimators.pass_at_k，
         所有题一起算：estimators.choose_ratio）；它是"从 n 个里不放回地挑 k 个、至少一个对"的概率，
@@ -336,7 +336,7 @@ def best_of_k_from_verdicts(correct, judged, k):
 
 def mean_best_worst(samples, k=None, level=LEVEL):
     """
-    verl 的三个验证指标[S530]：mean@k（平均分）、best@k（k 个里最好的）、worst@k（k 个里最差的）。
+    verl 的三个验证指标：mean@k（平均分）、best@k（k 个里最好的）、worst@k（k 个里最差的）。
 
     【思路】奖励是 0 / 1 时：mean@k 的期望就是 pass@1（和 k 无关）；best@k = 至少一个对 = pass@k；
         worst@k = k 个全对 = C(c, k) / C(n, k)。k < n 时同样对全部大小为 k 的子集精确平均。

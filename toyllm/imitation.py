@@ -21,7 +21,7 @@
     · careless 是随机的失误，不会被加分；
     · 一旦走错（hint_boost 有限，仍可能走错），后面就不会再有做法等于正确中间值，提示也就不起作用了。
     hint_boost = 0 就是不给提示；hint_boost 很大时几乎一定沿正确路径走。
-    微调时，合理化得到的步和普通的步一样，训练的是**没有提示**的策略（STaR 论文也是这样：训练数据里不带提示）[S548]。
+    微调时，合理化得到的步和普通的步一样，训练的是**没有提示**的策略（STaR 论文也是这样：训练数据里不带提示）。
 
 【用法】
     from toyllm import TrainableLLM
@@ -167,7 +167,7 @@ def rollouts_to_data(problems, rollouts, keep=None):
 
 def distinct_mask(rollouts, keep=None):
     """
-    去重：同一道题里，做法序列完全相同的解答只留第一份（RFT 论文的 "distinct reasoning paths"）[S549]。
+    去重：同一道题里，做法序列完全相同的解答只留第一份（RFT 论文的 "distinct reasoning paths"）。
 
     【参数】rollouts：Rollouts；keep：(B,) bool，先做的过滤（例如只看做对的）
     【返回】(B,) bool：留下的解答
@@ -293,10 +293,10 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
 def rejection_sampling_ft(model, train_problems, heldout_problems, k=4, dedup=True, rounds=1, epochs=30, lr=2.0, seed=0,
                           callback=None):
     """
-    拒绝采样微调（RFT，Yuan et al. 2023）[S549]：每道题采样 k 份，只留做对的（默认去重），做 SFT。
+    拒绝采样微调（RFT，Yuan et al. 2023）：每道题采样 k 份，只留做对的（默认去重），做 SFT。
 
     【思路】做对的解答就是"模型自己写的示范"。RFT 论文发现：不同的推理路径越多，提升越大；
-        弱的模型提升更多[S549]。这里的"推理路径"就是做法序列（correct / bug / careless 的序列）。
+        弱的模型提升更多。这里的"推理路径"就是做法序列（correct / bug / careless 的序列）。
     【参数】model：TrainableLLM（原地训练）；train_problems、heldout_problems：list of Problem；
         k：每道题采样几份；dedup：是否只留不同的做法序列；rounds：做几轮（默认 1，多轮就是专家迭代）；
         epochs、lr：SFT 的参数（同 trainable.sft）；seed：随机种子；callback：每轮后调用 callback(history, model)
@@ -330,12 +330,12 @@ def expert_iteration(model, train_problems, heldout_problems, rounds=5, k=8, res
 def star(model, train_problems, heldout_problems, rounds=5, k=1, rationalize=True, hint_boost=3.0, restart=True,
          dedup=False, epochs=30, lr=2.0, seed=0, callback=None):
     """
-    STaR（Zelikman et al. 2022）[S547]：自己生成推理过程，做对的留下；做错的题给提示"合理化"；微调；重复。
+    STaR（Zelikman et al. 2022）：自己生成推理过程，做对的留下；做错的题给提示"合理化"；微调；重复。
 
     【思路】每一轮：
         1. 用当前模型对每道训练题采样 k 份（默认 k = 1）；
         2. 做对的留下；一份都没做对的题，用 hinted_rollouts 带着答案再做一遍（合理化），做对了也留下；
-        3. 从**原始模型**开始（restart=True，论文的做法）[S548]在留下的数据上 SFT；
+        3. 从**原始模型**开始（restart=True，论文的做法）在留下的数据上 SFT；
         4. 下一轮用新模型采样。
         合理化让模型也能从"本来做不对的题"里学到东西；但提示只看数值，碰巧不出错的 bug 步也会被当成对的
         （见模块说明）。

@@ -1,6 +1,6 @@
 """
 规模：pass@1 随模型大小（scaling_curve），和 RL 的计算曲线 —— 表现 R 对 RL 计算量 C 的 S 形曲线
-（ScaleRL，Khatri et al. 2025）[S553]，拟合它，读出到目标要多少计算。
+（ScaleRL，Khatri et al. 2025），拟合它，读出到目标要多少计算。
 
 【思路】scaling_curve：ToyLLM 的 correct logit 随 log10(参数量) 线性上升，pass@1 随 log(参数量) 是一条 S 形曲线
     （notebook 04；精确值和采样估计放在一起）。

@@ -156,7 +156,7 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
     作业二的面板：从 n 份样本估计 pass@k（k = 1, 2, 4, … ≤ n），和精确值 1 − (1 − q)^k（q = 答对的概率）比较。
 
     【思路】每道题采 n 份，数出做对的 c 份，用两种方法估计 pass@k：
-            无偏：1 − C(n − c, k) / C(n, k)（"不放回地挑 k 份"；Chen et al. 2021 的 HumanEval 评测代码就这样算 [S702]）
+            无偏：1 − C(n − c, k) / C(n, k)（"不放回地挑 k 份"；Chen et al. 2021 的 HumanEval 评测代码就这样算）
             有偏：1 − (1 − c/n)^k（把 c/n 当成真的 p 代进公式；k 越大越偏低）
         整个过程重复 repeats 次，画出每种估计的平均值和 ±1 个标准差的带子；黑线是精确值。
         无偏估计的平均贴着精确值，有偏估计的平均在它下面。

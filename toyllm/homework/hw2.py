@@ -19,7 +19,7 @@ PASS_AT_K_CASES = tuple((n, c, k) for n in (1, 2, 3, 5, 8, 10) for c in range(n 
 
 def check_pass_at_k(fn):
     """
-    检查 fn(n, c, k) 是否是 pass@k 的无偏估计 1 − C(n − c, k) / C(n, k)（Chen et al. 2021）[S546]。
+    检查 fn(n, c, k) 是否是 pass@k 的无偏估计 1 − C(n − c, k) / C(n, k)（Chen et al. 2021）。
 
     【参数】fn：你的函数，n 次采样里 c 次做对，返回"随机挑 k 个至少一个对"的概率
     【返回】CheckResult

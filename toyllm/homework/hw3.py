@@ -45,7 +45,7 @@ def _scaled(centred, var, eps, eps_where):
 def check_group_advantages(fn):
     """
     检查 fn(rewards, group_size) 是否是 GRPO 的组内标准化优势：A_i = (r_i − mean(r)) / (std(r) + 1e-4)，
-    均值和标准差都在同一组（同一道题的 G 份解答，连续排列）里算，std 是样本标准差（除以 G − 1，同 TRL [S700][S703]）。
+    均值和标准差都在同一组（同一道题的 G 份解答，连续排列）里算，std 是样本标准差（除以 G − 1，同 TRL）。
 
     【参数】fn：你的函数，rewards 是 (B,) 数组，B 是 group_size 的倍数；返回 (B,) 数组
     【返回】CheckResult

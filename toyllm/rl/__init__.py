@@ -6,7 +6,7 @@
     losses.py     优势（group_advantages）、KL 估计（kl_estimator / kl_estimates）、
                   聚合（aggregation_weights / aggregate_loss）、熵（entropy）
                   —— 每个公式旁边就是它的导数，输入是普通数组，不知道玩具模型；
-                  8.5–8.9 节：reinforce_pp_advantages、whiten、AGGREGATION_TABLE（聚合的各种名字）[S534]
+                  8.5–8.9 节：reinforce_pp_advantages、whiten、AGGREGATION_TABLE（聚合的各种名字）
     surrogates.py 裁剪的替代损失 clipped_surrogate（dual-clip：clip_ratio_c）、gspo_surrogate、cispo_surrogate、
                   truncated_is_weights（losses 转出它们：losses.clipped_surrogate 是同一个函数）
     真实系统的其他损失、优势、选项、预设，to_trl / to_verl，作业 5 的函数在 toyllm.peers（import toyllm.peers 登记进来）

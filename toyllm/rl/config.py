@@ -146,115 +146,115 @@ class RLConfig:
     """
     iterations: int = option(200, "迭代次数", "迭代次数（≥ 0）", low=0)
     batch_problems: int = option(32, "每次的题数", "每次迭代训练用几道题（≥ 1）",
-                                  "TRL 里是 per_device_train_batch_size / num_generations[S531]", low=1)
+                                  "TRL 里是 per_device_train_batch_size / num_generations", low=1)
     group_size: int = option(8, "组大小 G", "每道题采样几份解答 G（≥ 2）",
-                              "TRL num_generations；verl actor_rollout_ref.rollout.n[S525]", low=2)
+                              "TRL num_generations；verl actor_rollout_ref.rollout.n", low=2)
     lr: float = option(2.0, "学习率", "学习率（有限、≥ 0）",
-                        "TRL learning_rate[S531]。optimizer='sgd' 时参数 −= lr × 梯度；真实系统用 AdamW", low=0.0)
+                        "TRL learning_rate。optimizer='sgd' 时参数 −= lr × 梯度；真实系统用 AdamW", low=0.0)
     advantage: str = option(
         "grpo", "优势", "优势：none（REINFORCE）/ mean（组平均基线）/ rloo（留一法）/ grpo（再除以标准差）",
-        "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）[S501]；\"mean\"：A = r − 组平均（Dr. GRPO；"
-        "TRL scale_rewards=\"none\"）[S554][S533]；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer[S544]；"
-        "verl adv_estimator=rloo）[S558]；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）[S506]；"
+        "\"none\"：A = r，没有基线（CS336 作业 5 的 no_baseline）；\"mean\"：A = r − 组平均（Dr. GRPO；"
+        "TRL scale_rewards=\"none\"）；\"rloo\"：A = r − 同组其他人的平均 = G/(G−1)·(r − 组平均)（TRL RLOOTrainer；"
+        "verl adv_estimator=rloo）；\"grpo\"：A = (r − 组平均) / (标准差 + std_eps)（DeepSeekMath；verl adv_estimator=grpo）；"
         "\"reinforce_pp\"：REINFORCE++ 带基线，先减组平均，再在整批（所有步）上白化 (a − 均值) / √(方差 + 1e-8)（verl "
-        "adv_estimator=reinforce_plus_plus_baseline，不是 verl 的 reinforce_plus_plus[S507]；奖励全相同的组减组平均后是 0，"
+        "adv_estimator=reinforce_plus_plus_baseline，不是 verl 的 reinforce_plus_plus；奖励全相同的组减组平均后是 0，"
         "白化减去整批的均值：同组解答步数不同时它们的优势不再是 0，步数相同时仍是 0）；"
         "import toyllm.peers 以后还有 reinforce_pp_no_baseline、opo、gpg（见 toyllm.peers.advantages）；"
-        "\"gae\"：学到的价值表 V(s) 和 GAE(γ, λ)，再整批白化（verl adv_estimator=gae；见 rl/critic.py）[S511]",
+        "\"gae\"：学到的价值表 V(s) 和 GAE(γ, λ)，再整批白化（verl adv_estimator=gae；见 rl/critic.py）",
         ADVANTAGE_ESTIMATORS, peers="verl 的其他优势（reinforce_pp_no_baseline、opo、gpg）")
     scale_rewards: str = option(
         "group", "标准差范围", "GRPO 的标准差：group（同组）/ batch（整批）/ none（不除）",
-        "只对 advantage=\"grpo\" 有用。\"group\" 是 TRL 默认[S533]；\"batch\" 是 TRL scale_rewards=\"batch\"：组中心化的奖励除以"
+        "只对 advantage=\"grpo\" 有用。\"group\" 是 TRL 默认；\"batch\" 是 TRL scale_rewards=\"batch\"：组中心化的奖励除以"
         "整批奖励的标准差（这不是 verl 的 REINFORCE++，那个是 advantage=\"reinforce_pp\"）；"
-        "\"none\" 等于 \"mean\"（verl norm_adv_by_std_in_grpo=False）[S506]", SCALES)
-    std_eps: float = option(1e-4, "std_eps", "除以标准差时加的小数（> 0）", "TRL 用 1e-4，verl 用 1e-6[S506]", above=0.0)
+        "\"none\" 等于 \"mean\"（verl norm_adv_by_std_in_grpo=False）", SCALES)
+    std_eps: float = option(1e-4, "std_eps", "除以标准差时加的小数（> 0）", "TRL 用 1e-4，verl 用 1e-6", above=0.0)
     loss_agg: str = option(
-        "seq-mean", "损失聚合", "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO），或 verl / TRL 的名字[S534]",
+        "seq-mean", "损失聚合", "损失聚合：seq-mean（GRPO）/ token-mean（DAPO）/ constant（Dr. GRPO），或 verl / TRL 的名字",
         "完整的归一化表见 losses.AGGREGATION_TABLE（B 份解答，第 i 份 |o_i| 步）。"
         "\"seq-mean\"（= verl \"seq-mean-token-mean\" = TRL loss_type=\"grpo\"）：Σ_i (Σ_t l / |o_i|) / B；"
         "\"token-mean\"（= verl \"token-mean\" = TRL \"dapo\" / \"bnpo\"，单卡）：Σ l / Σ|o_i|；"
         "\"constant\"（= TRL \"dr_grpo\"）：Σ l / (B × L_max)，L_max = 训练题里最长的步数（相当于 TRL 的 "
-        "max_completion_length）[S534]；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
-        "不除以 B，所以是 constant 的 B 倍（verl actor.loss_scale_factor 可以换掉 L_max，选项 loss_scale_factor）[S514]；verl "
+        "max_completion_length）；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
+        "不除以 B，所以是 constant 的 B 倍（verl actor.loss_scale_factor 可以换掉 L_max，选项 loss_scale_factor）；verl "
         "\"seq-mean-token-sum\"：Σ_i Σ_t l / B。有全空的行时 verl 的两个 seq-mean-* 只除以非空的行数（core_algos.py agg_loss 的 "
-        "seq_mask），TRL grpo 和本包 seq-mean 除以 B[S514]；TRL \"luspo\"：Σ_i |o_i| l_i / B（配 is_level=\"sequence\"）[S534]", AGGREGATIONS)
+        "seq_mask），TRL grpo 和本包 seq-mean 除以 B；TRL \"luspo\"：Σ_i |o_i| l_i / B（配 is_level=\"sequence\"）", AGGREGATIONS)
     mu: int = option(1, "每批更新次数 μ", "每批数据更新几次 μ（≥ 1）",
-                      "TRL num_iterations；verl ppo_epochs[S525]。μ = 1 时 ρ ≡ 1，裁剪不会发生", low=1)
+                      "TRL num_iterations；verl ppo_epochs。μ = 1 时 ρ ≡ 1，裁剪不会发生", low=1)
     clip: bool = option(True, "裁剪", "是否裁剪重要性比率",
                          "False 时损失是 −ρA，即带重要性采样的策略梯度")
     eps_low: float = option(0.2, "ε_low", "裁剪下界 1 − eps_low（0 ~ 1）",
-                             "TRL epsilon；verl clip_ratio_low[S524]", low=0.0, high=1.0)
+                             "TRL epsilon；verl clip_ratio_low", low=0.0, high=1.0)
     eps_high: float = option(0.2, "ε_high", "裁剪上界 1 + eps_high（≥ 0；DAPO 0.28）",
-                              "TRL epsilon_high；verl clip_ratio_high[S524]", low=0.0)
+                              "TRL epsilon_high；verl clip_ratio_high", low=0.0)
     beta: float = option(0.0, "KL 系数 β", "KL 惩罚系数 β（≥ 0）",
-                          "TRL beta（0.19 版起默认 0，之前 0.04）[S532]；verl kl_loss_coef（use_kl_loss）", low=0.0)
+                          "TRL beta（0.19 版起默认 0，之前 0.04）；verl kl_loss_coef（use_kl_loss）", low=0.0)
     kl_estimator: str = option("k3", "KL 估计", "损失里的 KL 估计：k1 / k2 / k3（Schulman）",
-                                "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）[S523]",
+                                "TRL 用 k3；verl kl_loss_type=\"kl\"（k1）/\"mse\"（k2）/\"low_var_kl\"（k3）",
                                 KL_ESTIMATORS)
     dynamic_sampling: bool = option(False, "动态采样", "动态采样（DAPO）：丢掉奖励全相同的组，再采新题补满",
-                                     "verl 的 DAPO recipe：algorithm.filter_groups.enable（main_ppo 没有）[S529]")
+                                     "verl 的 DAPO recipe：algorithm.filter_groups.enable（main_ppo 没有）")
     max_draws: int = option(10, "最多采几批", "动态采样时每次迭代最多采几批（≥ 1）",
-                             "到了上限就用已经凑到的组训练。verl 的 DAPO recipe：algorithm.filter_groups.max_num_gen_batches[S529]", low=1)
+                             "到了上限就用已经凑到的组训练。verl 的 DAPO recipe：algorithm.filter_groups.max_num_gen_batches", low=1)
     gen_batch_scale: int = option(
         1, "每批采几倍的题", "每批采样挑 gen_batch_scale × batch_problems 道题（≥ 1；DAPO 3）",
-        "verl data.gen_batch_size = gen_batch_scale × data.train_batch_size（verl 的 DAPO recipe；docs/algo/dapo.md 的例子是 "
-        "1536 = 3 × 512，commit b178a3cd 第 73–76 行）[S529]。开了动态采样时，从一批里留下最多 batch_problems 组奖励不全相同的组，"
-        "不够再采下一批；没开动态采样时一批全部用来训练（verl 也是这样：verl/trainer/ppo/ray_trainer.py 第 350 行，训练数据按 gen_batch_size 一批批取出）[S529]", low=1)
+        "verl data.gen_batch_size = gen_batch_scale × data.train_batch_size（verl 的 DAPO recipe 的例子是 1536 = 3 × 512）。"
+        "开了动态采样时，从一批里留下最多 batch_problems 组奖励不全相同的组，不够再采下一批；"
+        "没开动态采样时一批全部用来训练（verl 也按 gen_batch_size 一批批取训练数据）", low=1)
     reward: str = option("outcome", "奖励", "奖励：outcome（最终答案）/ process（每步的值）/ procedure（每步的做法）",
                           "\"procedure\" 是一个能看懂推理过程的\"完美过程奖励模型\"", REWARDS)
     entropy_coef: float = option(0.0, "熵奖励系数", "熵奖励系数 c_H（损失里减去 c_H × 熵）",
-                                  "verl actor.entropy_coeff；TRL entropy_coef（2026-07-04 的提交 34c7f0d85 加入，f2cd5771 的 grpo_config.py:866）[S542]；"
+                                  "verl actor.entropy_coeff；TRL entropy_coef；"
                                   "TRL 总是按 token 平均熵，不管 loss_type，本包按 loss_agg 的权重")
     temperature: float = option(1.0, "温度", "采样和计算损失用的温度（> 0）",
-                                 "TRL temperature[S531]。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
+                                 "TRL temperature。熵、KL 按这个温度算；留出题上的路径 pass@1 总是按温度 1 算", above=0.0)
     optimizer: str = option(
         "sgd", "优化器", "优化器：sgd（参数 −= lr × 梯度）/ adam",
-        "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW[S527] "
+        "\"sgd\" 和参考模块的 apply_grads 一样；\"adam\"：β1 = 0.9、β2 = 0.999、ε = 1e-8（TRL / verl 默认的 AdamW "
         "去掉权重衰减），lr 要小得多（约 0.05）。Adam 对梯度的整体缩放不敏感，比较 Dr. GRPO 和 GRPO 时值得打开",
         OPTIMIZERS)
     seed: int = option(0, "随机种子", "随机种子（≥ 0）：选题和采样都从 numpy.random.default_rng(seed) 来", low=0)
     # ---- 第 6 讲 8.5–8.9 节：critic + GAE、GSPO、CISPO、dual-clip、异步（陈旧）采样 ----
     policy_loss: str = option(
         "ppo", "策略损失", "策略损失：ppo / gspo / cispo（import toyllm.peers 以后还有 sapo、gpg……）",
-        "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）[S515]；"
+        "\"ppo\"：losses.clipped_surrogate（verl policy_loss.loss_mode=\"vanilla\"；TRL 默认）；"
         "\"gspo\"：losses.gspo_surrogate，s_i = exp(mean_t log ρ)，按序列裁剪，裁剪区间用 seq_eps_low / seq_eps_high"
-        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\" 配 loss_type=\"grpo\"，见选项 is_level）[S516][S537]；"
-        "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"）[S517][S538]，"
+        "（verl loss_mode=\"gspo\"；TRL importance_sampling_level=\"sequence\" 配 loss_type=\"grpo\"，见选项 is_level）；"
+        "\"cispo\"：losses.cispo_surrogate，l = −sg(clip(ρ)) A log π（MiniMax-M1；verl \"cispo\"；TRL loss_type=\"cispo\"），"
         "怎么裁剪由 cispo_clip 决定；"
         "import toyllm.peers 以后还有 sapo、geo_mean、gpg、clip_cov、kl_cov、vespo（见 toyllm.peers.options）",
         POLICY_LOSSES, peers="verl / TRL 的其他损失（sapo、geo_mean、gpg、clip_cov、kl_cov、vespo）")
     seq_eps_low: float = option(3e-4, "GSPO ε_low", "GSPO 序列级比率的裁剪下界 1 − seq_eps_low（0 ~ 1）",
-                                 "GSPO 论文和 verl 的 gspo 示例用 3e-4[S516]（序列级比率离 1 很近，区间要小得多）", low=0.0, high=1.0)
+                                 "GSPO 论文和 verl 的 gspo 示例用 3e-4（序列级比率离 1 很近，区间要小得多）", low=0.0, high=1.0)
     seq_eps_high: float = option(4e-4, "GSPO ε_high", "GSPO 序列级比率的裁剪上界 1 + seq_eps_high（≥ 0）",
-                                  "GSPO 论文和 verl 的 gspo 示例用 4e-4[S516]", low=0.0)
+                                  "GSPO 论文和 verl 的 gspo 示例用 4e-4", low=0.0)
     cispo_clip: str = option(
-        "verl", "CISPO 的裁剪", "CISPO 的权重怎么裁剪：verl[S517]（夹在 [1 − eps_low, 1 + eps_high]）/ trl（只从上面截在 eps_high）",
+        "verl", "CISPO 的裁剪", "CISPO 的权重怎么裁剪：verl（夹在 [1 − eps_low, 1 + eps_high]）/ trl（只从上面截在 eps_high）",
         "\"verl\"：w = clip(ρ, 1 − eps_low, 1 + eps_high)；\"trl\"：w = min(ρ, eps_high)（TRL clamp(ρ, max=epsilon_high)，"
-        "它的文档建议 cispo 用 epsilon_high = 5.0）[S538]", CISPO_CLIPS)
+        "它的文档建议 cispo 用 epsilon_high = 5.0）", CISPO_CLIPS)
     clip_ratio_c: float = option(
         None, "dual-clip c", "dual-clip 的界 C（None = 不用；> 1）：A < 0 的步损失最多 −C·A",
-        "Ye et al. 2019（arXiv:1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失总带着它）[S515]；"
+        "Ye et al. 2019（arXiv:1912.09729）；verl actor.clip_ratio_c，默认 3（verl 的 vanilla 损失总带着它）；"
         "TRL 叫它 delta（GRPOConfig.delta，INTELLECT-2 的 two-sided GRPO，默认 None 即不用：先把 ρ 截在 ≤ δ 再取 min，"
-        "δ > 1 + ε_high 时对 A < 0 的步正好是这里的 C，见选项 delta）[S536]。"
+        "δ > 1 + ε_high 时对 A < 0 的步正好是这里的 C，见选项 delta）。"
         "l = min(max(−ρA, −clip(ρ)A), −CA)，只对 A < 0：ρ 很大的坏动作不再被无限地推下去", above=1.0, off=(None,))
     gamma: float = option(1.0, "折扣 γ", "折扣 γ（0 ~ 1；只对 advantage=\"gae\" / \"reinforce_pp_no_baseline\"）",
-                           "verl algorithm.gamma（默认 1.0）[S511]；Spinning Up gamma（0.99）", low=0.0, high=1.0)
+                           "verl algorithm.gamma（默认 1.0）；Spinning Up gamma（0.99）", low=0.0, high=1.0)
     lam: float = option(1.0, "GAE λ", "GAE 的 λ（0 ~ 1；只对 advantage=\"gae\"）：1 = 蒙特卡洛回报减 V，0 = 一步 TD",
-                         "verl algorithm.lam（默认 1.0）[S511]；Spinning Up lam（0.97）", low=0.0, high=1.0)
+                         "verl algorithm.lam（默认 1.0）；Spinning Up lam（0.97）", low=0.0, high=1.0)
     critic_lr: float = option(0.1, "critic 学习率", "价值表 V(s) 的学习率（Adam；有限、≥ 0；只对 advantage=\"gae\"）",
-                               "verl critic.optim.lr；Spinning Up vf_lr[S526]。价值表用自己的 Adam，和策略的优化器分开", low=0.0)
+                               "verl critic.optim.lr；Spinning Up vf_lr。价值表用自己的 Adam，和策略的优化器分开", low=0.0)
     vf_coef: float = option(1.0, "价值损失系数", "价值损失 ½(V − 回报)² 的系数（> 0；只对 advantage=\"gae\"）",
-                             "TRL 实验性的 PPOConfig（trl.experimental.ppo）vf_coef（默认 0.1[S555]，策略和价值共用一个网络时才要紧）；"
+                             "TRL 实验性的 PPOConfig（trl.experimental.ppo）vf_coef（默认 0.1，策略和价值共用一个网络时才要紧）；"
                              "这里价值表是单独的，用 Adam 训练，系数几乎不影响更新的大小", above=0.0)
     on_short: str = option(
         "train", "凑不满时", "动态采样采了 max_draws 批还凑不满时：train（用凑到的组训练）/ raise（报错停下）",
-        "\"train\" 是原来的做法；\"raise\" 和 verl 一样停下（verl 在 max_num_gen_batches 用完时抛错）[S529]。"
+        "\"train\" 是原来的做法；\"raise\" 和 verl 一样停下（verl 在 max_num_gen_batches 用完时抛错）。"
         "凑不满的次数记在 history.meta[\"short_batches\"]", ON_SHORT)
     staleness: int = option(0, "陈旧步数 k", "用 k 次更新之前的策略采样（异步 RL；≥ 0，0 = 同步）",
                              "k > 0 时每步再乘截断的重要性比率 min(π_old / π_behaviour, tis_cap)"
-                             "（verl rollout correction / TIS）[S528]；π_old 是这次迭代开始时的策略", low=0)
+                             "（verl rollout correction / TIS）；π_old 是这次迭代开始时的策略", low=0)
     tis_cap: float = option(2.0, "TIS 上限 C", "截断的重要性比率的上限 C（> 0；None 或 inf 表示不截断；只对 staleness > 0）",
-                             "verl rollout_is_threshold（默认 2.0）；TIS 的 C[S528]", above=0.0, off=(None, math.inf))
+                             "verl rollout_is_threshold（默认 2.0）；TIS 的 C", above=0.0, off=(None, math.inf))
     peer: tuple = option((), "verl / TRL 的选项", "写了的真实系统的选项 ((名字, 值), …)：import toyllm.peers 以后直接写 "
                          "RLConfig(tau_pos=2.0)，cfg.tau_pos 读它（没写的是默认值），见 toyllm.peers.PeerOptions")
 

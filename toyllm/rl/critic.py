@@ -1,12 +1,12 @@
 """
 学到的价值函数（critic）和 GAE：经典 PPO 的优势，以及 GRPO 为什么不要它（第 6 讲 8.5 节）。
 
-【思路】经典 PPO（Schulman et al. 2017，arXiv 1707.06347）用一个价值网络 V(x) 估计"从状态 x 出发最后能拿到的奖励" [S303]。
-    状态写成 x（讲义里 s_t 是"第 t 步算对的概率"）。优势用 GAE(γ, λ)（Schulman et al. 2015，arXiv 1506.02438） [S304]：
+【思路】经典 PPO（Schulman et al. 2017，arXiv 1707.06347）用一个价值网络 V(x) 估计"从状态 x 出发最后能拿到的奖励"。
+    状态写成 x（讲义里 s_t 是"第 t 步算对的概率"）。优势用 GAE(γ, λ)（Schulman et al. 2015，arXiv 1506.02438）：
         δ_t = r_t + γ V(x_{t+1}) − V(x_t)，    A_t = Σ_l (γλ)^l δ_{t+l}，    回报（V 的回归目标）R_t = A_t + V(x_t)
     γ 是折扣，δ_t 是 TD 误差。λ = 1 时中间的 V 两两抵消，A_t = Σ_l γ^l r_{t+l} − V(x_t)（蒙特卡洛回报减基线）；
     λ = 0 时 A_t = δ_t（一步 TD）。
-    GRPO 的做法：用同一道题 G 份解答的平均代替 V，省掉一个和策略一样大的模型 [S305]。
+    GRPO 的做法：用同一道题 G 份解答的平均代替 V，省掉一个和策略一样大的模型。
 
     玩具里的"状态"（做完 t 步以后、做第 t 步之前）很小，所以 critic 是一张表：
         V[t, c, ok]   t = 步号（0 … L_max − 1），c = 下一步的情境（12 个），ok = 到目前为止是否一直在正确路径上
@@ -21,9 +21,9 @@
     notebook 06b 第 1 节在训练完的价值表上算出这两块，并核对它们的平方和等于误差²。
 
     值和导数写在一起：value_loss 给出 ½(V − R)² 的平均和它对 V 的导数，table_gradient 把导数按格子加起来。
-【对应】verl algorithm.adv_estimator="gae"、algorithm.gamma、algorithm.lam、critic.*（critic.optim.lr） [S306]；
+【对应】verl algorithm.adv_estimator="gae"、algorithm.gamma、algorithm.lam、critic.*（critic.optim.lr）；
     Spinning Up PPO 的 gamma、lam、vf_lr；TRL PPOConfig 的 gamma、lam、vf_coef。verl 的 critic 还有价值裁剪
-    （critic.cliprange_value）[S344]，这里没有。
+    （critic.cliprange_value），这里没有。
 """
 
 import numpy as np
@@ -87,7 +87,7 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
     GAE(γ, λ) 的优势和回报（每份解答从后往前算一遍）。
 
     【思路】δ_t = r_t + γ V(s_{t+1}) − V(s_t)（最后一步之后 V = 0），A_t = δ_t + γλ A_{t+1}，R_t = A_t + V(s_t)。
-        和 verl compute_gae_advantage_return 的递推相同（verl 之后还把 A 在整批上白化：见 losses.whiten） [S306]。
+        和 verl compute_gae_advantage_return 的递推相同（verl 之后还把 A 在整批上白化：见 losses.whiten）。
     【参数】rewards：(B, L) 每步奖励（结果奖励放在最后一步）；values：(B, L) V(s_t)；mask：(B, L) bool，
         每行的有效步从第 0 步起连续；gamma、lam：0 ~ 1
     【返回】(advantages, returns)，都是 (B, L)，mask 外是 0
@@ -114,7 +114,7 @@ def gae(rewards, values, mask, gamma=1.0, lam=1.0):
 def outcome_step_rewards(outcome, mask):
     """
     结果奖励 (B,) 放到每份解答的最后一步（mask 里最后一个 True），得到 (B, L) 的每步奖励（GAE 用；
-    verl 的 token_level_rewards 也这样放 [S345]）。小 transformer 的 mask 从 prompt 之后才开始，也适用。
+    verl 的 token_level_rewards 也这样放）。小 transformer 的 mask 从 prompt 之后才开始，也适用。
 
     【例子】outcome_step_rewards([1.0], [[True, True, False]]) → [[0, 1, 0]]
     """
@@ -127,7 +127,7 @@ def outcome_step_rewards(outcome, mask):
 
 def value_loss(values, returns, mask):
     """
-    价值损失 ½·mean_t (V(s_t) − R_t)²（mask 内所有步平均，verl critic 的 token-mean [S346]）和它对 V 的导数。
+    价值损失 ½·mean_t (V(s_t) − R_t)²（mask 内所有步平均，verl critic 的 token-mean）和它对 V 的导数。
 
     【返回】(loss: float, dloss_dvalues: (B, L) 数组，mask 外是 0)
     【例子】value_loss([[0.5]], [[1.0]], [[True]]) → (0.125, [[−0.5]])

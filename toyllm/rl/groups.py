@@ -3,7 +3,7 @@
 
 【思路】step_rewards 从玩具的解答（sampler.Rollouts）读出奖励：最终答案对不对，或者每一步对不对。
     一组 G 份解答的奖励全相同（全对或全错）时，组内优势全是 0，这一组对梯度没有贡献。动态采样（loop.draw，
-    两个模型共用）把这样的组丢掉（keep_rows）、再采新题，直到凑满 batch_problems 组 [S529]。
+    两个模型共用）把这样的组丢掉（keep_rows）、再采新题，直到凑满 batch_problems 组。
 """
 
 import dataclasses

@@ -9,7 +9,7 @@ RL 损失里的每一个公式，值和导数写在一起（第 6 讲"优势、�
     它们不知道玩具模型是什么 —— 玩具的引擎（kernel.py）和以后的小 transformer 调用的是同一批函数。
     每个公式旁边就是它的导数：clipped_surrogate(...).dloss_dlogp、kl_estimator(...).dvalue_dlogp、
     entropy(...).dlogits；objective.rl_objective 把它们拼成一次更新的损失（玩具和小 transformer 共用）。
-【第 6 讲 8.5–8.9 节】REINFORCE++（reinforce_pp_advantages、whiten）、verl / TRL 的聚合名字（AGGREGATION_TABLE）[S514]；
+【第 6 讲 8.5–8.9 节】REINFORCE++（reinforce_pp_advantages、whiten）、verl / TRL 的聚合名字（AGGREGATION_TABLE）；
     替代损失（clipped_surrogate 和 dual-clip、gspo_surrogate、cispo_surrogate、truncated_is_weights）写在 surrogates.py，
     这里转出并登记（文件末尾）；价值表和 GAE 在 critic.py。真实系统的其他损失和优势在 toyllm.peers：import toyllm.peers 把它们登记进
     POLICY_LOSSES 和 GROUP_ADVANTAGES（本包从不导入它）。
@@ -77,7 +77,7 @@ def group_advantages(rewards, group_size, method="grpo", scale="group", eps=1e-4
             "none"：A_i = r_i                                      REINFORCE，没有基线
             "mean"：A_i = r_i − mean(r)                            组平均基线（Dr. GRPO）
             "rloo"：A_i = r_i − mean_{j≠i} r_j = G/(G−1)·(r_i − mean(r))   留一法：基线不含自己，严格无偏
-            "grpo"：A_i = (r_i − mean(r)) / (std(r) + eps)         GRPO；std 是样本标准差（除以 G−1，同 TRL）[S533]
+            "grpo"：A_i = (r_i − mean(r)) / (std(r) + eps)         GRPO；std 是样本标准差（除以 G−1，同 TRL）
                 scale="group" 用本组的 std，"batch" 用整批奖励的 std，"none" 不除（等于 "mean"）
         奖励全都相同的组（constant_groups）：除 "none" 外优势全是 0 —— 这一组对梯度没有贡献
         （TRL 记录为 frac_reward_zero_std；DAPO 的动态采样把它们丢掉）。这里把这种组的优势精确地设为 0。
@@ -176,14 +176,14 @@ def _process_advantages(r, m, g, method, scale, eps):
 
 
 WHITEN_EPS = 1e-8
-"""verl masked_whiten 里加在方差上的小数[S512]：(x − 均值) / √(方差 + 1e-8)。"""
+"""verl masked_whiten 里加在方差上的小数：(x − 均值) / √(方差 + 1e-8)。"""
 
 
 def whiten(values, mask=None):
     """
     在整批上白化：(x − 均值) / √(方差 + 1e-8)，均值和（无偏，除以 n − 1 的）方差只算 mask 内的元素。
 
-    【思路】verl 的 masked_whiten（REINFORCE++ 和 GAE 的优势都经过它）[S512]。mask 内元素不到 2 个时方差记为 0。
+    【思路】verl 的 masked_whiten（REINFORCE++ 和 GAE 的优势都经过它）。mask 内元素不到 2 个时方差记为 0。
     【参数】values：数组；mask：同形状 bool，默认全部
     【返回】同形状的数组（mask 外是 0）
     【例子】whiten(np.array([1.0, 0.0])) → [0.7071, −0.7071]（方差 0.5）
@@ -202,16 +202,16 @@ def whiten(values, mask=None):
 
 def reinforce_pp_advantages(rewards, group_size, mask=None):
     """
-    REINFORCE++（带基线）的优势，和 verl 的 adv_estimator="reinforce_plus_plus_baseline" 算的一样[S507]。
+    REINFORCE++（带基线）的优势，和 verl 的 adv_estimator="reinforce_plus_plus_baseline" 算的一样。
 
-    【思路】verl 的做法（compute_reinforce_plus_plus_baseline_outcome_advantage）[S507]：
+    【思路】verl 的做法（compute_reinforce_plus_plus_baseline_outcome_advantage）：
             a_i = r_i − mean_group(r)                  先减组平均
             a_{i,t} = a_i（铺到这份解答的每一步）
             A = whiten(a) = (a − mean) / √(var + 1e-8)   再在整批所有步上白化（均值、方差按步数加权）
         和 TRL scale_rewards="batch" 不同：那里是 (r_i − 组平均) / std_batch(r)，除的是**奖励**的标准差、不再减均值、
-        按解答（不按步）算。还有一个差别：奖励全相同的组 a = 0，白化以后是 −mean / std（verl 不把它们单独置 0）[S507]；
+        按解答（不按步）算。还有一个差别：奖励全相同的组 a = 0，白化以后是 −mean / std（verl 不把它们单独置 0）；
         同组解答步数不同时 mean ≠ 0，这些组得到非零的优势。玩具里同一道题的解答步数相同，mean 恰好是 0（到舍入误差）。
-    【参数】rewards：(B,) 结果奖励；group_size：G；mask：(B, L) bool（给了就按步加权白化，和 verl 一样[S512]；
+    【参数】rewards：(B,) 结果奖励；group_size：G；mask：(B, L) bool（给了就按步加权白化，和 verl 一样；
         None 时每份解答算一次）
     【返回】(B,) 数组（每份解答一个数：同一份解答的每一步优势相同）；只支持结果奖励，B 不是 G 的倍数时报 ValueError
     【例子】reinforce_pp_advantages([1, 0, 0, 0, 1, 1, 0, 0], 4)：a = [.75, −.25, −.25, −.25, .5, .5, −.5, −.5]，
@@ -237,7 +237,7 @@ def reinforce_pp_advantages(rewards, group_size, mask=None):
 # KL 估计
 # =============================================================================
 KL_CLAMP = 10.0
-"""训练损失里 k3 的上限（verl 的 low_var_kl 把它夹在 [−10, 10]）[S523]；kl_estimates 本身不夹。"""
+"""训练损失里 k3 的上限（verl 的 low_var_kl 把它夹在 [−10, 10]）；kl_estimates 本身不夹。"""
 
 
 class KLEstimates(NamedTuple):
@@ -261,7 +261,7 @@ def kl_estimator(logp, logp_ref, kind="k3", clamp=None):
             k1 = −log r                 导数 ∂k1/∂logp = 1
             k2 = (log r)² / 2           导数 −log r
             k3 = (r − 1) − log r        导数 1 − r
-        clamp（只对 k3）：像 verl 的 low_var_kl 一样把 k3 夹在 ≤ clamp[S523]，被夹住的步导数为 0；
+        clamp（只对 k3）：像 verl 的 low_var_kl 一样把 k3 夹在 ≤ clamp，被夹住的步导数为 0；
         同时 log r 先夹在 ≤ 30，学习率很大时 exp(log r) 也不会溢出成 inf / NaN。
     【参数】logp、logp_ref：同形状的数组；kind："k1" / "k2" / "k3"；clamp：None 或上限（训练损失用 KL_CLAMP）
     【返回】KLTerm(value, dvalue_dlogp)
@@ -295,7 +295,7 @@ def kl_estimates(logp, logp_ref):
     【思路】动作 x 从 π_θ 采样，r = π_ref(x) / π_θ(x)，log r = logp_ref − logp：
             k1 = −log r                无偏，方差大，可以是负数
             k2 = (log r)² / 2          有偏，方差小
-            k3 = (r − 1) − log r       无偏，方差小，永远 ≥ 0（TRL 和 GRPO 论文用它）[S541]
+            k3 = (r − 1) − log r       无偏，方差小，永远 ≥ 0（TRL 和 GRPO 论文用它）
         每个估计的导数见 kl_estimator（引擎算梯度用的就是它）。
         在这个玩具里精确的 KL 也算得出来（每个情境 Σ_j π_j log(π_j / π_ref,j)），history 里 kl_exact 就是它。
     【参数】logp：当前策略下所选动作的对数概率；logp_ref：参考策略下同一动作的对数概率（形状相同）
@@ -332,7 +332,7 @@ AGGREGATION_TABLE = {
                          "TRL loss_type（序列级的 l_i 乘长度再对 B 平均；配 is_level=\"sequence\"）"),
 }
 AGGREGATIONS = tuple(AGGREGATION_TABLE)
-"""损失聚合的全部名字：本包原来的 3 个（别名）、verl 的 loss_agg_mode、TRL 的 loss_type[S534]。"""
+"""损失聚合的全部名字：本包原来的 3 个（别名）、verl 的 loss_agg_mode、TRL 的 loss_type。"""
 
 
 def aggregation_weights(mask, how="seq-mean", max_len=None, scale_factor=None):
@@ -340,18 +340,18 @@ def aggregation_weights(mask, how="seq-mean", max_len=None, scale_factor=None):
     每一步在总损失里的权重 w（B, L），loss = Σ w · l；所以 ∂loss/∂l = w。
 
     【思路】B 份解答，第 i 份有 |o_i| 步：
-            "seq-mean"：w = 1 / (B · |o_i|)       先按解答内平均，再对解答平均（原始 GRPO；TRL "grpo"；verl "seq-mean-token-mean"）[S514]
+            "seq-mean"：w = 1 / (B · |o_i|)       先按解答内平均，再对解答平均（原始 GRPO；TRL "grpo"；verl "seq-mean-token-mean"）
             "token-mean"：w = 1 / Σ_i |o_i|       所有步一起平均（DAPO；TRL "dapo" / "bnpo"；verl "token-mean"）
             "constant"：w = 1 / (B · L_max)       常数归一化（Dr. GRPO；TRL "dr_grpo"）
             "seq-mean-token-sum"：w = 1 / B'      verl：每份解答内求和，再对非空的解答平均
             "seq-mean-token-sum-norm"：w = 1 / L  verl：总和除以补齐后的长度（不除以 B，是 "constant" 的 B 倍）；
                                                  给了 scale_factor 就除以它（verl actor.loss_scale_factor）
-            verl 的 "seq-mean-token-mean" 也除以非空的行数 B'，TRL "grpo" / 本包 "seq-mean" 除以 B（全空的行算在内）[S534]。
-        verl / TRL 的每个名字见 AGGREGATION_TABLE（TRL 的名字和同类的 verl 名字算出同一个数）[S534]。
+            verl 的 "seq-mean-token-mean" 也除以非空的行数 B'，TRL "grpo" / 本包 "seq-mean" 除以 B（全空的行算在内）。
+        verl / TRL 的每个名字见 AGGREGATION_TABLE（TRL 的名字和同类的 verl 名字算出同一个数）。
         Dr. GRPO 指出 "seq-mean" 的长度偏差：长的错误解答每步受到的惩罚更小。
     【参数】mask：(B, L) bool；how：AGGREGATIONS 之一；max_len：L_max（≥ 1 的整数），默认 mask.shape[1]
         （只对 "constant" / "dr_grpo"）；scale_factor：None 或 ≥ 1 的整数（只对 "seq-mean-token-sum-norm"，
-        verl 的 loss_scale_factor：训练中保持同一个分母[S514]，不随补齐的长度变）
+        verl 的 loss_scale_factor：训练中保持同一个分母，不随补齐的长度变）
     【返回】(B, L) float 数组，mask 外是 0
     【边界】未知的名字报 ValueError，并提示最像的名字。
     【例子】两份解答，3 步和 1 步（L = 3）："seq-mean" → 每步 1/6、1/6、1/6 和 1/2；"token-mean" → 每步 1/4；

@@ -45,12 +45,12 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
     【思路】ρ_t = exp(log π_θ − log π_old)（mask 外 ρ = 1）；config.policy_loss 选替代损失：
             "ppo"：losses.clipped_surrogate（ε_low / ε_high，clip=False 时不裁剪；clip_ratio_c 是 dual-clip）
             "gspo"：losses.gspo_surrogate（序列级比率，seq_eps_low / seq_eps_high）
-            "cispo"：losses.cispo_surrogate（cispo_clip 选 verl / TRL 的截法）[S517]
+            "cispo"：losses.cispo_surrogate（cispo_clip 选 verl / TRL 的截法）
             登记过的其他名字：losses.POLICY_LOSSES[名字].fn(config, LossInputs)（import toyllm.peers 登记它的）
         登记过的选项块（toyllm.peers）可以先改输入（序列级比率、δ）、换掉陈旧采样的权重。
         每步损失乘聚合权重 w（config.loss_agg、max_len），陈旧采样时再乘截断的重要性比率
         min(π_old / π_behaviour, tis_cap)；β > 0 时加 β·w·k（k 由
-        config.kl_estimator 选，k3 像 verl 一样夹在 ≤ KL_CLAMP）；c_H[S523] ≠ 0 时减 c_H·w·H。
+        config.kl_estimator 选，k3 像 verl 一样夹在 ≤ KL_CLAMP）；c_H ≠ 0 时减 c_H·w·H。
     【参数】logp、old_logp：(B, L) 现在的 / 采样时（π_old）的对数概率；adv：(B,) 或 (B, L) 优势；
         mask：(B, L) bool；config：RLConfig 或预设名；ref_logp：(B, L) 参考策略的对数概率（β > 0 或要 KL 估计时）；
         entropy：(B, L) 每个 token 处分布的熵 H_t（c_H ≠ 0 时必须给）；
@@ -123,7 +123,7 @@ def rl_objective(logp, old_logp, adv, mask, config=None, *, ref_logp=None, entro
 
 
 def _clip_fractions(per_sequence, surr, m):
-    """裁剪比例：逐步时是被裁的步 / mask 内的步；序列级的比率（TRL importance_sampling_level）按 TRL 数解答[S537]：被裁的解答 / B。"""
+    """裁剪比例：逐步时是被裁的步 / mask 内的步；序列级的比率（TRL importance_sampling_level）按 TRL 数解答：被裁的解答 / B。"""
     if per_sequence:
         B = max(m.shape[0], 1)
         return tuple(int(np.count_nonzero((c & m).any(axis=1))) / B for c in (surr.clipped_low, surr.clipped_high))

@@ -50,10 +50,10 @@ PRESETS = types.MappingProxyType(_PRESETS)
 """
 命名的预设：同一个循环的不同配置。键："reinforce"、"rloo"、"grpo"、"dr_grpo"、"ppo"、"dapo"，
 以及第 6 讲 8.5–8.9 节的 "ppo_critic"、"ppo_dual_clip"、"gspo"、"cispo"、"reinforce_pp"、"grpo_async"；
-import toyllm.peers 以后再加 toyllm.peers 的 6 个（"reinforce_pp_no_baseline"[S508]、"sapo"、"gmpo"……，register_preset 登记）。
+import toyllm.peers 以后再加 toyllm.peers 的 6 个（"reinforce_pp_no_baseline"、"sapo"、"gmpo"……，register_preset 登记）。
 
 "reinforce_pp" 是 REINFORCE++ 带基线，即 verl 的 adv_estimator=reinforce_plus_plus_baseline（先减组平均再整批白化）；
-verl 叫 reinforce_plus_plus 的是另一个估计（折扣回报直接整批白化，不减组平均），在 toyllm.peers 里是 "reinforce_pp_no_baseline"[S507]。
+verl 叫 reinforce_plus_plus 的是另一个估计（折扣回报直接整批白化，不减组平均），在 toyllm.peers 里是 "reinforce_pp_no_baseline"。
 
 【例子】PRESETS["dapo"].eps_high → 0.28；diff_presets("grpo", "dapo") 看它们差在哪里。
 【Python 小知识】types.MappingProxyType 是字典的只读视图：PRESETS["my"] = ... 会报错，预设不会被意外改掉。

@@ -14,7 +14,7 @@ import numpy as np
 from .._checks import as_choice, as_float_array, as_real
 
 IS_LEVELS = ("token", "sequence")
-"""重要性比率的级别[S537]："sequence" 用 s_i = exp(mean_t log ρ_t) 代替每步的 ρ（选项在 toyllm.peers）。"""
+"""重要性比率的级别："sequence" 用 s_i = exp(mean_t log ρ_t) 代替每步的 ρ（选项在 toyllm.peers）。"""
 CISPO_CLIPS = ("verl", "trl")
 PEERS_LOADED = []
 """import toyllm.peers 以后里面有一项：报错时据此提示要不要先 import toyllm.peers。"""
@@ -95,11 +95,11 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
         导数：∂l/∂ρ = 0（被裁剪的步），否则 −A。所以被裁剪的步梯度为 0。
         裁剪只在"重要性比率已经离开 1"时发生，所以 μ = 1（每批只更新一次，ρ ≡ 1）时从不裁剪。
         DAPO 的 clip-higher：ε_high = 0.28 > ε_low = 0.2，让低概率的好动作能涨得更多，防止熵塌缩。
-        dual-clip（Ye et al. 2019，arXiv 1912.09729；verl actor.clip_ratio_c，默认 3，必须 > 1）[S515]：上面的 min 对 A < 0、
+        dual-clip（Ye et al. 2019，arXiv 1912.09729；verl actor.clip_ratio_c，默认 3，必须 > 1）：上面的 min 对 A < 0、
         ρ 很大的步没有上限（−ρA 随 ρ 线性增长：一个已经被推得很高的坏动作会得到很大的梯度）。dual-clip 再加一个界：
             A < 0 时 l = min( max(−ρA, −clip(ρ)A), −c·A )，即 ρ > c 以后损失停在 −cA、梯度为 0。
-        verl 的 vanilla 损失总带着它（c 默认 3）[S515]。TRL 叫它 GRPOConfig.delta（INTELLECT-2 的 two-sided GRPO），默认 None
-        （不用）[S536]：它在取 min 之前把 ρ 截在 ≤ δ，δ > 1 + ε_high 时对 A < 0 的步正好是 c = δ 的 dual-clip，对 A > 0 的步
+        verl 的 vanilla 损失总带着它（c 默认 3）。TRL 叫它 GRPOConfig.delta（INTELLECT-2 的 two-sided GRPO），默认 None
+        （不用）：它在取 min 之前把 ρ 截在 ≤ δ，δ > 1 + ε_high 时对 A < 0 的步正好是 c = δ 的 dual-clip，对 A > 0 的步
         不起作用。本函数默认 clip_ratio_c=None（不用），RLConfig(clip_ratio_c=3.0)（预设 "ppo_dual_clip"）或
         RLConfig(delta=3.0) 打开它。
     【参数】ratio：ρ 数组；adv：A 数组（形状相同或可广播）；eps_low、eps_high：≥ 0（可以是 inf 表示不裁剪）；
@@ -108,8 +108,8 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
     【返回】Surrogate(loss, clipped_low, clipped_high)，和 ratio 同形状；另有属性 .dloss_dratio（∂l/∂ρ）和
         .dloss_dlogp = ∂l/∂ρ · ρ（对本步 log π 的导数，因为 ∂ρ/∂log π = ρ）。
         clipped_low = (ρ < 1 − ε_low) & (A < 0)，clipped_high = (ρ > 1 + ε_high) & (A > 0)
-        （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）[S535]；
-        用 dual-clip 时还有属性 .dual_clipped = (A < 0) & (−cA < 原来的损失)（verl 记录为 pg_clipfrac_lower）[S515]
+        （和 TRL 记录 clip_ratio/low_mean、clip_ratio/high_mean 的定义相同）；
+        用 dual-clip 时还有属性 .dual_clipped = (A < 0) & (−cA < 原来的损失)（verl 记录为 pg_clipfrac_lower）
     【边界】ratio 必须 > 0（它是两个概率之比）。
         在这个玩具里，裁剪要在 μ > 1 且学习率足够大时才真的发生；PPO / DAPO 预设和 GRPO 的曲线不同，
         主要来自 μ = 4 的多次更新和动态采样的更多样本（notebook 06 第 1.4 节量出这些曲线）。裁剪确实发生时
@@ -157,17 +157,17 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2, *, validate=True, c
 
 def gspo_surrogate(log_ratio, adv, mask, eps_low=3e-4, eps_high=4e-4):
     """
-    GSPO（Zheng et al. 2025，arXiv 2507.18071）[S516]的序列级替代损失，连同每步损失对本步 log π 的导数。
+    GSPO（Zheng et al. 2025，arXiv 2507.18071）的序列级替代损失，连同每步损失对本步 log π 的导数。
 
     【思路】一份解答一个比率：s_i = exp( mean_t log ρ_{i,t} )（每步比率的几何平均），按序列裁剪：
             l_{i,t} = − min( s_i A_i ,  clip(s_i, 1 − ε_low, 1 + ε_high) A_i )      （同一份解答的每一步相同）
-        这和 verl 的 policy_loss.loss_mode="gspo" 完全一样[S516]：verl 把 s_i 写成 sg(s_i) · π_θ(a_t) / sg(π_θ(a_t))，
+        这和 verl 的 policy_loss.loss_mode="gspo" 完全一样：verl 把 s_i 写成 sg(s_i) · π_θ(a_t) / sg(π_θ(a_t))，
         值是 s_i，对本步 log π 的导数是 s_i（不是 s_i / |o_i|），每步用自己的 A_{i,t}，再固定用 seq-mean-token-mean 聚合
         （本包用 RLConfig.loss_agg；预设 "gspo" 用 "seq-mean"，即同一个聚合）——
         于是整份解答的梯度是 −A_i ∇s_i，正是论文的公式。TRL importance_sampling_level="sequence" 的梯度
-        在按解答平均（loss_type="grpo"）时与之相同[S537]。log s_i 像 verl 一样先夹在 ≤ 10[S516]。
-        裁剪区间比逐步的小得多（论文 3e-4 / 4e-4）[S516]：s_i 是几何平均，离 1 很近。
-    【参数】log_ratio：(B, L) 每步 log π_θ − log π_old；adv：(B,) 或 (B, L)（每步自己的 A，和 verl 一样）[S516]；
+        在按解答平均（loss_type="grpo"）时与之相同。log s_i 像 verl 一样先夹在 ≤ 10。
+        裁剪区间比逐步的小得多（论文 3e-4 / 4e-4）：s_i 是几何平均，离 1 很近。
+    【参数】log_ratio：(B, L) 每步 log π_θ − log π_old；adv：(B,) 或 (B, L)（每步自己的 A，和 verl 一样）；
         mask：(B, L) bool；eps_low、eps_high：≥ 0
     【返回】Surrogate(loss, clipped_low, clipped_high)，都是 (B, L)（mask 外为 0 / False），
         另有 .dloss_dlogp（每步损失对本步 log π_θ 的导数）、.seq_ratio（每份解答的 s_i，(B,)）
@@ -200,19 +200,19 @@ def gspo_surrogate(log_ratio, adv, mask, eps_low=3e-4, eps_high=4e-4):
 
 def cispo_surrogate(ratio, adv, logp, eps_low=0.2, eps_high=0.2, convention="verl"):
     """
-    CISPO（MiniMax-M1，arXiv 2506.13585；ScaleRL 选的损失）[S538]：裁剪重要性**权重**，不裁剪更新。
+    CISPO（MiniMax-M1，arXiv 2506.13585；ScaleRL 选的损失）：裁剪重要性**权重**，不裁剪更新。
 
     【思路】l_{i,t} = − sg( w(ρ_{i,t}) ) · A_i · log π_θ(a_t | c_t)，sg = 截断梯度（detach）
         · 导数 ∂l/∂log π = −w·A：每一步都有梯度 —— PPO 的裁剪让 ρ 出界的步梯度为 0，CISPO 只是把它的权重截住。
         · 两个系统的裁剪不一样（本函数两种都有，convention 选）：
-            "verl"：w = clip(ρ, 1 − ε_low, 1 + ε_high)（双边，verl policy_loss.loss_mode="cispo"）[S517]
+            "verl"：w = clip(ρ, 1 − ε_low, 1 + ε_high)（双边，verl policy_loss.loss_mode="cispo"）
             "trl"：w = min(ρ, ε_high)（只截上面，截在 ε_high 本身；TRL loss_type="cispo" 的 clamp(ρ, max=epsilon_high)，
-                   TRL 文档建议此时 epsilon_high = 5.0）[S538]
+                   TRL 文档建议此时 epsilon_high = 5.0）
         · 损失的值里有 log π，所以它不是 ~0（和 PPO 的替代损失不同），比较的时候看梯度。
     【参数】ratio：ρ；adv：A（同形状或可广播）；logp：log π_θ(a_t)（同形状）；eps_low、eps_high：≥ 0；
         convention："verl" / "trl"
     【返回】Surrogate(loss, clipped_low, clipped_high)：按 convention 的那个系统记裁剪比例 ——
-        "verl"：权重在下界 / 上界被截住的步（不看 A 的符号；两者之和是 verl 的 pg_clipfrac = mean(ρ ≠ clip(ρ))）[S517]；
+        "verl"：权重在下界 / 上界被截住的步（不看 A 的符号；两者之和是 verl 的 pg_clipfrac = mean(ρ ≠ clip(ρ))）；
         "trl"：clipped_high = (ρ > ε_high) & (A > 0)（TRL 的 cispo_clip_ratio），clipped_low 全是 False；
         另有 .dloss_dlogp = −w·A、.weight = w、.dloss_dratio = 0（权重截断了梯度）
     【例子】cispo_surrogate(np.array([1.5]), np.array([1.0]), np.log([0.5])) → w = 1.2，loss = 1.2·log 2 ≈ 0.832，
@@ -243,7 +243,7 @@ def cispo_surrogate(ratio, adv, logp, eps_low=0.2, eps_high=0.2, convention="ver
 
 def truncated_is_weights(logp_old, logp_behaviour, cap=2.0):
     """
-    截断的重要性比率 min(π_old / π_behaviour, C)：陈旧（异步）采样的修正（verl rollout correction / TIS）[S528]。
+    截断的重要性比率 min(π_old / π_behaviour, C)：陈旧（异步）采样的修正（verl rollout correction / TIS）。
 
     【思路】异步 RL 里采样用的策略 π_behaviour 是 k 次更新之前的参数，训练时的 π_old 是现在的。
         每步损失乘上 w = min(π_old(a) / π_behaviour(a), C)（不求导）：C 截住少数很大的权重，换来更小的方差，

@@ -155,7 +155,7 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
     【思路】每次迭代：选 batch_problems 道题，每题采样 G 份（温度 T）；奖励 = 最终答案对不对（0 / 1）；
         动态采样（dynamic_sampling）丢掉奖励全相同的组再补采（最多 max_draws 批，凑不满时按 on_short）；
         优势 losses.group_advantages（reinforce_pp 在整批 token 上白化），或 advantage="gae" 时由价值头 V 和
-        critic.gae 算出（再整批白化，和 verl 一样 [S404]）；然后用这批数据更新 μ 次（rl_loss_grad → rl_objective：
+        critic.gae 算出（再整批白化，和 verl 一样）；然后用这批数据更新 μ 次（rl_loss_grad → rl_objective：
         policy_loss 选 PPO 裁剪 / GSPO / CISPO，clip_ratio_c 是 dual-clip，β 的 KL、熵奖励、聚合方式）。
         staleness = k > 0 时用 k 次更新之前的参数采样，每个 token 的损失乘 min(π_old / π_behaviour, tis_cap)。
         参考策略 π_ref 是 RL 开始时的模型（β > 0 时用）。
