@@ -39,6 +39,7 @@ if str(ROOT) not in sys.path:
 from toyllm import TrainableLLM, fmt_size  # noqa: E402
 from toyllm import tinylm as tl  # noqa: E402
 from toyllm.arithmetic import make_problem_set  # noqa: E402
+from toyllm.entropy import kl_divergence  # noqa: E402
 from toyllm.estimators import VERDICTS, pass_at_k, verdict  # noqa: E402
 from toyllm.rl import default_problems, preset, train  # noqa: E402
 from toyllm.tinylm import pretraining  # noqa: E402
@@ -150,7 +151,7 @@ def exact_kl(model, base, examples, outs, n):
         x, y, m = tl.batch_tokens(model, prompts[i:i + 2000], outs[i:i + 2000])
         lp = tl.log_softmax(model.logits(x).astype(np.float64))
         lq = tl.log_softmax(base.logits(x).astype(np.float64))
-        kl = (np.exp(lp) * (lp - lq)).sum(-1)
+        kl = kl_divergence(np.exp(lp), lp, lq)
         total += float(kl[m].sum())
         count += int(m.sum())
     return total / count

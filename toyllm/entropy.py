@@ -1,8 +1,9 @@
 """
-熵：一个离散分布有多不确定（玩具模型、精确计算、RL 的熵奖励和小 transformer 都用这一个公式）。
+熵和 KL：一个离散分布有多不确定、两个分布差多远（玩具模型、精确计算、RL 的熵奖励和小 transformer 都用这两个公式）。
 
 【思路】H(π) = −Σ_j π_j log π_j（单位 nats）：三种做法等概率时 H = log 3，几乎确定时 H ≈ 0。
     π = softmax(z / T) 时它对 logits z 的导数是 ∂H/∂z_j = −π_j (log π_j + H) / T。π_j = 0 的项按 0 · log 0 = 0 处理。
+    KL(π ‖ π_ref) = Σ_j π_j (log π_j − log π_ref,j) ≥ 0：精确的 KL（不是 k1 / k2 / k3 那样从采样估计）。
 """
 
 import numpy as np
@@ -24,3 +25,14 @@ def entropy_and_grad(probs, logprobs=None, temperature=1.0):
     return H, -(plogp + pi * H[..., None]) / temperature
 
 
+
+
+def kl_divergence(probs, logprobs, ref_logprobs):
+    """
+    每一行（最后一维）的精确 KL(π ‖ π_ref) = Σ_j π_j (log π_j − log π_ref,j)。
+
+    【参数】probs：(…, K) π；logprobs：log π；ref_logprobs：log π_ref（形状都相同）
+    【返回】(…) 数组
+    【例子】kl_divergence(np.array([0.5, 0.5]), np.log([0.5, 0.5]), np.log([0.25, 0.75])) → 0.144
+    """
+    return (probs * (logprobs - ref_logprobs)).sum(axis=-1)

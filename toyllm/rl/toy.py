@@ -23,7 +23,7 @@ import numpy as np
 
 from ..arithmetic import CONTEXTS
 from ..blas import one_blas_thread
-from ..entropy import entropy_and_grad
+from ..entropy import entropy_and_grad, kl_divergence
 from ..exact import CorrectPaths, correct_paths, exact_pass_at_1, step_right
 from ..history import History
 from ..logits import log_softmax
@@ -60,7 +60,7 @@ def _sampling_stats(contexts, actions, logits, ref_logp_table, cfg):
     pi = np.exp(logpi)
     kl = losses.kl_estimator(logpi, ref_logp_table, cfg.kl_estimator).value       # (12, 3)：每个 (情境, 做法) 一个估计
     return {"entropy": float(visits @ entropy_and_grad(pi, logpi)[0]),
-            "kl_exact": float(visits @ (pi * (logpi - ref_logp_table)).sum(axis=1)),
+            "kl_exact": float(visits @ kl_divergence(pi, logpi, ref_logp_table)),
             "kl_est": float(np.mean(kl[contexts, actions]))}
 
 
