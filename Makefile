@@ -121,7 +121,7 @@ clean-venv:
 # 版本：锁定（constraints.txt）、最新、最低
 # ---------------------------------------------------------------------------------------------------
 # 锁文件：pyproject.toml 的全部依赖（所有 extras），对 Python 3.10 及以上每个版本各解一次（uv --universal）。
-# tests/test_lock.py 检查它和 pyproject.toml 一致。
+# tests/unit/setup/test_lock.py 检查它和 pyproject.toml 一致。
 lock: $(VENV)/.stamp-lock
 	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --universal --python-version 3.10 \
 		--custom-compile-command "make lock" --annotation-style line --upgrade -o constraints.txt
@@ -142,7 +142,7 @@ test-latest:
 # pyproject.toml 写的下限上（间接依赖取能配合的最新版）；先核对确实装的是下限，再跑和 make test 一样的测试
 # （也装 site 和 voila：课程网站和 Voilà 的浏览器测试也在最低版本上跑）。
 MIN_EXTRAS ?= dev site voila
-# make test-peers：用真的 TRL 和 verl 核对 RLConfig.to_trl() / to_verl()（tests/test_peers_installed.py）。
+# make test-peers：用真的 TRL 和 verl 核对 RLConfig.to_trl() / to_verl()（tests/peers/test_peers_installed.py）。
 # 版本在 tools/peers-requirements.txt（TRL、transformers……）和 tools/peers-nodeps.txt（verl，--no-deps：测试只读它的
 # Hydra 配置，不 import 它）。torch 先单独用 pip 装（TORCH_SPEC；有的机器上 pip 从本地的 wheel 目录拿 CPU 版，uv 不找那里）。
 PEERS_VENV ?= .venv-peers
@@ -157,7 +157,7 @@ $(PEERS_VENV)/.stamp-peers: tools/peers-requirements.txt tools/peers-nodeps.txt 
 	@touch $@
 
 test-peers: $(PEERS_VENV)/.stamp-peers
-	$(PEERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/test_peers.py tests/test_peers_installed.py
+	$(PEERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/peers/test_peers.py tests/peers/test_peers_installed.py
 
 test-min:
 	rm -rf .venv-min

@@ -1,8 +1,8 @@
 """
-断网的浏览器测试（tests/test_site.py、tests/test_voila.py）共用的小工具。
+断网的浏览器测试（tests/e2e/test_site.py、tests/e2e/test_voila.py）共用的小工具。
 
 【思路】用 Debian 的 chromium（由 Python 版 Playwright 驱动，不运行 playwright install），启动参数和
-    tests/test_browser.py 相同；每个页面的每个请求都经过 route：127.0.0.1 上的（本机的服务器）放行，
+    tests/e2e/test_browser.py 相同；每个页面的每个请求都经过 route：127.0.0.1 上的（本机的服务器）放行，
     其余的一律拦下并记进 blocked，测试最后断言 blocked 为空 —— "没有请求离开本机"。
 """
 

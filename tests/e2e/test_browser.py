@@ -5,9 +5,9 @@ Run → Run All Cells，等控制面板的滑块出现，改一个滑块的值�
 
 【为什么要有这个测试】ipywidgets 在 JupyterLab 里常见的毛病 —— "Loading widget..."、"Error displaying widget:
 model not found"、前端扩展和 Python 包版本对不上 —— 只有真的在浏览器里打开才看得出来；pytest 里直接调用
-Python 对象（tests/test_widgets.py）是发现不了的。
+Python 对象（tests/unit/ui/test_widgets.py）是发现不了的。
 
-【运行】`python -m pytest -m browser tests/test_browser.py`（单独运行）。需要 Debian 的 chromium
+【运行】`python -m pytest -m browser tests/e2e/test_browser.py`（单独运行）。需要 Debian 的 chromium
 （apt-get install -y chromium fonts-noto-cjk）；**不要**运行 `playwright install`，这里直接用系统的 chromium。
 没有 chromium 时跳过（并说明原因）；环境变量 TOYLLM_REQUIRE_BROWSER=1（CI 里这样设）时改为失败。
 截图存到 artifacts/browser_hw3_grpo.png。
@@ -106,7 +106,7 @@ def _write_settings(folder):
 def running_jupyterlab(tmp_path, notebooks):
     """
     在临时目录里启动 JupyterLab，把 notebooks（路径）复制进它的根目录；给出 (基础网址, token, 根目录)，
-    结束时关掉它（只关自己启动的进程）。tests/test_browser_fit.py 也用它。
+    结束时关掉它（只关自己启动的进程）。tests/e2e/test_browser_fit.py 也用它。
     """
     root = tmp_path / "root"
     root.mkdir()

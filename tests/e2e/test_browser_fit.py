@@ -9,14 +9,14 @@
 【代码行】每个代码单元格的 CodeMirror 滚动区（.cm-scroller）：scrollWidth > clientWidth 就是有一行被截断了；
     失败信息列出超出的那几行（用 DOM Range 量每一行文字的右边界）。不数字符数（汉字占两个字符宽）。
 【图里的字】matplotlib 的内联图按 dpi（从 PNG 的 pHYs 块读出）画，宽于输出区的图被 CSS 缩小（max-width: 100%）。
-    图里最小的字是 toyllm.plotstyle.MIN_FONT_PT 磅（tests/test_plotstyle.py 检查仓库里没有更小的字号设置），
+    图里最小的字是 toyllm.plotstyle.MIN_FONT_PT 磅（tests/unit/ui/test_plotstyle.py 检查仓库里没有更小的字号设置），
     它在屏幕上是 MIN_FONT_PT × dpi / 72 × 显示宽度 / 原始宽度 像素，要 ≥ MIN_TEXT_PX。
 
 【不用浏览器的那一半】每个 jupytext 源文件（讲课和作业）的代码行不超过 100 列（一个汉字算 2 列）：
     chromium 不在时也能发现；超长的行用 tools/wrap_code_lines.py 折开（不改变程序）。
 
-【运行】`python -m pytest -m browser tests/test_browser_fit.py`。需要 Debian 的 chromium 和 playwright、jupyterlab
-    （同 tests/test_browser.py；没有时跳过，TOYLLM_REQUIRE_BROWSER=1 时失败）。notebook 不运行，只看提交的输出；
+【运行】`python -m pytest -m browser tests/e2e/test_browser_fit.py`。需要 Debian 的 chromium 和 playwright、jupyterlab
+    （同 tests/e2e/test_browser.py；没有时跳过，TOYLLM_REQUIRE_BROWSER=1 时失败）。notebook 不运行，只看提交的输出；
     整个文件只启动一次 JupyterLab 和一次 chromium，每个 notebook 用 ?reset 打开（工作区里不堆积标签页）；
     量在后台线程里先做（_measure），测试在最后逐个 notebook 检查量到的数。
 """

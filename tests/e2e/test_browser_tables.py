@@ -1,7 +1,7 @@
 """
 notebook 里的 HTML 表格（toyllm.display.Table）在真实浏览器里：中文、"≥"、"±" 不错位，1280 像素宽的窗口里不折行、不超出。
 
-【运行】`python -m pytest -m browser tests/test_browser_tables.py`。和 tests/test_browser.py 一样用 Debian 的无头 chromium
+【运行】`python -m pytest -m browser tests/e2e/test_browser_tables.py`。和 tests/e2e/test_browser.py 一样用 Debian 的无头 chromium
 （由 Python 版 Playwright 驱动，不运行 playwright install）；没有时跳过，TOYLLM_REQUIRE_BROWSER=1 时改为失败。
 notebook 先用 nbconvert 转成 HTML（临时目录，一次转完），用 file:// 打开，不启动服务器；整个文件只启动一次 chromium，
 量在后台线程里先做，测试在最后逐个 notebook 检查量到的数。截图存到 artifacts/tables_*.png。

@@ -11,7 +11,7 @@ generate_assignment → autograde（每份作业一次，所有学生一起）�
     reset           任务 2 的答案单元格第一行是 %reset -f              → 任务 1 的分数保留
     missing_import  任务 2 的答案单元格导入一个没装的包                → 只丢任务 2
 
-常见错误的各种提示在 tests/test_checks.py 里逐个测（不启动内核）；这里每份作业只交一种。
+常见错误的各种提示在 tests/unit/homework/test_homework_checks.py 里逐个测（不启动内核）；这里每份作业只交一种。
 分数表和用时打印在测试输出里（pytest -s 或失败时可见；CI 日志里直接可见）。
 【边界】每份作业一个课程副本，三份作业同时评分（tools/homework.py 的 grade_all）。整个测试运行时（make test），
     评分在运行别的测试之前就在后台开始（tests/background.py），这个文件的测试排在最后。

@@ -8,7 +8,7 @@
     · 图：每一张 <img> 都加载成功（naturalWidth > 0）；讲义的 7 张图和 notebook 的输出图都在；
     · 没有任何请求离开本机：除了 127.0.0.1 上的本地服务器，每个请求都被拦下并记录，最后必须一个都没有；
     · 目录按上课顺序（讲义 → notebook 00–07 → 作业），页面语言是中文；站内链接都指向存在的页面。
-【运行】python -m pytest -m browser tests/test_site.py。需要 .[site]（pip install -e '.[site]'，make site 会装）
+【运行】python -m pytest -m browser tests/e2e/test_site.py。需要 .[site]（pip install -e '.[site]'，make site 会装）
     和 Debian 的 chromium；缺了时跳过并说明原因，TOYLLM_REQUIRE_BROWSER=1（CI）时改为失败。
     截图存到 artifacts/site_lecture06.png。网站构建到临时目录（测试的是当前的源文件，不是上次 make site 的结果）。
 """

@@ -3,7 +3,7 @@
 
 【检查什么】页面上没有代码；按名字（"迭代次数"）找到滑块，用键盘把它拨到最小值（和用鼠标拖一样触发重算），
     面板里的图（<img> 的 src）变成一张新图；页面没有向本机以外发任何请求（都被拦下并记录）。
-【运行】python -m pytest -m browser tests/test_voila.py。需要 .[voila]（pip install -e '.[voila]'；make voila 会装）
+【运行】python -m pytest -m browser tests/e2e/test_voila.py。需要 .[voila]（pip install -e '.[voila]'；make voila 会装）
     和 Debian 的 chromium；缺了时跳过并说明原因，TOYLLM_REQUIRE_BROWSER=1（CI）时改为失败。
     三个面板（dashboards/*.ipynb）各测一次；截图存到 artifacts/voila_<面板>.png。
 【隔离】Voilà 的配置、运行时、数据目录放在临时目录里；端口是随机的空闲端口；测试结束只关掉自己启动的进程。

@@ -8,7 +8,7 @@
     · 讲义等链接从教师版和学生版的位置都能打开，而且正文写出了文件在仓库里的路径；
     · 作业三「试一试」里依赖「优势」下拉框的一步说了要选哪个实现。
 
-学生版是不是 nbgrader 重新生成的结果、评分对不对，见 tests/test_grading.py（要运行 nbgrader）。
+学生版是不是 nbgrader 重新生成的结果、评分对不对，见 tests/e2e/test_grading.py（要运行 nbgrader）。
 """
 
 import ast

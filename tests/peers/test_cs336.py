@@ -1,7 +1,7 @@
 """
 CS336 作业 5 自己的快照测试，经过适配器跑在 toyllm.rl.cs336（和 losses）上。
 
-快照（tests/data/cs336_a5/*.npz）取自 stanford-cs336/assignment5-alignment，commit eb2c562e，tests/_snapshots/。
+快照（tests/peers/data/cs336_a5/*.npz）取自 stanford-cs336/assignment5-alignment，commit eb2c562e，tests/_snapshots/。
 它们的输入由 torch.manual_seed(42) 之后的 torch.rand / torch.randn 生成（tests/conftest.py）；这里没有 torch，
 TorchCPU 用 numpy 的 MT19937（和 torch CPU 生成器同一个梅森旋转，同样的 init_genrand 播种）重现它们：
 rand 取 32 位输出的低 24 位 × 2^-24，randn 是 torch 的 normal_fill（每 16 个数一组的 Box-Muller）。

@@ -64,7 +64,7 @@ def test_every_name_in_the_table_exists_at_the_pinned_commit_and_every_source_sa
         assert rule.convert is not None or rule.note, f"{row.option} 没有对应，却没写原因"
         if not rule.source:
             continue
-        assert rule.source in NAMES["lines"], f"{rule.source} 不在 tests/peer_names.json 里：请运行 tools/peer_names.py"
+        assert rule.source in NAMES["lines"], f"{rule.source} 不在 tests/peers/peer_names.json 里：请运行 tools/peer_names.py"
         line = NAMES["lines"][rule.source]
         words = [n.rsplit(".", 1)[-1] for n in rule.names]
         try:                                     # 写死的值（_const）也可以是出处里写着的那个词

@@ -142,7 +142,7 @@ def test_private_import_check_catches_a_violation(tmp_path, monkeypatch):
 
 def test_every_module_has_a_layer():
     missing = sorted(m for m in MODULES if m not in LAYER_OF)
-    assert not missing, f"这些模块还没有放进 LAYERS（tests/test_architecture.py），请决定它在哪一层：{missing}"
+    assert not missing, f"这些模块还没有放进 LAYERS（tests/unit/api/test_architecture.py），请决定它在哪一层：{missing}"
 
 
 def _edges():

@@ -149,7 +149,7 @@ def test_is_cjk_examples():
 
 
 # =============================================================================
-# 图在学生屏幕上的字号（规则见 tests/test_browser_fit.py 和 /work/wt/brief/rules.md）
+# 图在学生屏幕上的字号（规则见 tests/e2e/test_browser_fit.py 和 /work/wt/brief/rules.md）
 # =============================================================================
 SMALL_NAMES = {"xx-small", "x-small", "small", "smaller"}
 SIZE_KEYWORDS = {"fontsize", "labelsize", "title_fontsize"}
@@ -193,7 +193,7 @@ def test_small_sizes_finds_what_it_should():
 
 def test_no_figure_text_smaller_than_min_font_pt():
     """
-    toyllm、讲课和作业的源文件里没有比 MIN_FONT_PT 小的字号：tests/test_browser_fit.py 按 MIN_FONT_PT 算图里最小的字
+    toyllm、讲课和作业的源文件里没有比 MIN_FONT_PT 小的字号：tests/e2e/test_browser_fit.py 按 MIN_FONT_PT 算图里最小的字
     缩放以后有多大，这个扫描保证图里确实没有更小的字。
     """
     bad = [f"{path.relative_to(ROOT)}:{line} {what}"
