@@ -313,7 +313,7 @@ def test_a_broadcasting_error_shows_the_line_in_the_students_function(capsys):
     assert result.status == "error" and "could not be broadcast" in result.message
     assert result.hint == framework.BROADCAST_HINT and "哪一行" not in result.hint
     line = _broadcast_bug.__code__.co_firstlineno + 3
-    assert f"出错的那一行（_broadcast_bug 里，test_checks.py 第 {line} 行）：" \
+    assert f"出错的那一行（_broadcast_bug 里，test_homework_checks.py 第 {line} 行）：" \
         "return ((r - mean) / (r.std(axis=1, ddof=1) + 1e-4)).reshape(-1)" in out
 
 
