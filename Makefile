@@ -1,6 +1,7 @@
 # toyllm 的常用命令。每个目标在需要时自动创建 .venv，并只装它要用的依赖（版本锁定在 constraints.txt）。
 #   make lab          打开 JupyterLab（只装学生需要的 .[notebook]；根目录是仓库，先打开 notebooks/00_quickstart.ipynb）
 #   make test         运行全部测试：tests/ 里的 pytest + notebooks/ 的 nbval（严格比对输出）；装 .[dev]
+#   make test-fast    改代码时用：只跑单元测试 tests/unit/（按概念分文件夹；不跑 notebook、浏览器、网站、Voilà、评分），约一分钟
 #   make demo         python -m toyllm
 #   make homework     改了 notebooks/homework/src/*.py 以后：重新生成作业的教师版（运行并保存输出）和学生版（nbgrader）
 #   make grade        教师用：在临时文件夹里用 nbgrader 生成作业、自动评分、生成反馈、导出成绩，打印分数表、待手工评分的问答和 CSV
@@ -42,7 +43,7 @@ export OPENBLAS_CORETYPE ?= Haswell
 endif
 comma := ,
 
-.PHONY: lab test demo homework grade bench notebooks figures pretrain venv clean-venv site voila lock test-latest test-min test-peers print-python-min
+.PHONY: lab test test-fast demo homework grade bench notebooks figures pretrain venv clean-venv site voila lock test-latest test-min test-peers print-python-min
 
 # 虚拟环境：每组 extras 一个标记文件（.venv/.stamp-notebook、.venv/.stamp-dev ……），所以 make lab 建的
 # 环境（只有 notebook）再 make test 时会补装 dev 的依赖。pyproject.toml 或锁文件比标记新、或者 .venv 里的
@@ -90,6 +91,12 @@ test: $(STAMP)
 	$(VPY) -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder \
 		--nbval --nbval-current-env --ignore=notebooks/homework/release $(PYTEST_ARGS)
 	$(VPY) -m pytest --nbval-lax --nbval-current-env notebooks/homework/release
+
+# 单元测试（tests/unit/）：改代码时反复跑的那一层，一个进程，本机一分钟左右。别的几层只在 make test 里跑：
+#   tests/peers/（verl / TRL / CS336 的对照）、tests/notebooks/（讲课 notebook、讲义、作业的结构和讲义里的数字）、
+#   tests/e2e/（真实浏览器、课程网站、Voilà、nbgrader 评分），以及 notebooks/ 的 nbval。
+test-fast: $(STAMP)
+	$(VPY) -m pytest tests/unit $(PYTEST_ARGS)
 
 demo: $(STAMP)
 	$(VPY) -m toyllm
