@@ -149,7 +149,7 @@ test-latest:
 # pyproject.toml 写的下限上（间接依赖取能配合的最新版）；先核对确实装的是下限，再跑和 make test 一样的测试
 # （也装 site 和 voila：课程网站和 Voilà 的浏览器测试也在最低版本上跑）。
 MIN_EXTRAS ?= dev site voila
-# make test-peers：用真的 TRL 和 verl 核对 RLConfig.to_trl() / to_verl()（tests/peers/test_peers_installed.py）。
+# make test-peers：用真的 TRL 和 verl 核对 RLConfig.to_trl() / to_verl()（tests/test_peers_installed.py）。
 # 版本在 tools/peers-requirements.txt（TRL、transformers……）和 tools/peers-nodeps.txt（verl，--no-deps：测试只读它的
 # Hydra 配置，不 import 它）。torch 先单独用 pip 装（TORCH_SPEC；有的机器上 pip 从本地的 wheel 目录拿 CPU 版，uv 不找那里）。
 PEERS_VENV ?= .venv-peers
