@@ -1,6 +1,7 @@
 # toyllm 的常用命令。每个目标在需要时自动创建 .venv，并只装它要用的依赖（版本锁定在 constraints.txt）。
 #   make lab          打开 JupyterLab（只装学生需要的 .[notebook]；根目录是仓库，先打开 notebooks/00_quickstart.ipynb）
 #   make test         运行全部测试：tests/ 里的 pytest + notebooks/ 的 nbval（严格比对输出）；装 .[dev]
+#   make test-fast    改代码时用：只跑单元测试 tests/unit/（按概念分文件夹；不跑 notebook、浏览器、网站、Voilà、评分），约一分钟
 #   make demo         python -m toyllm
 #   make homework     改了 notebooks/homework/src/*.py 以后：重新生成作业的教师版（运行并保存输出）和学生版（nbgrader）
 #   make grade        教师用：在临时文件夹里用 nbgrader 生成作业、自动评分、生成反馈、导出成绩，打印分数表、待手工评分的问答和 CSV
@@ -13,7 +14,7 @@
 #   make lock         依赖变了以后重新生成锁文件 constraints.txt（然后 make test）
 #   make test-latest  用各个包的最新版（不用锁文件）在 .venv-latest 里跑全部测试，并列出和锁文件不同的版本
 #   make test-min     用 pyproject.toml 写的最低版本（Python 3.10）在 .venv-min 里跑全部测试
-#   make test-peers   在 .venv-peers 里装 TRL、verl，核对 toyllm.peers.to_trl(config) / to_verl(config)（tests/test_peers*.py）
+#   make test-peers   在 .venv-peers 里装 TRL、verl，核对 toyllm.peers.to_trl(config) / to_verl(config)（tests/peers/test_peers*.py）
 # 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'、TEST_WORKERS=0
 
 PYTHON ?= python3
@@ -42,7 +43,7 @@ export OPENBLAS_CORETYPE ?= Haswell
 endif
 comma := ,
 
-.PHONY: lab test demo homework grade bench notebooks figures pretrain venv clean-venv site voila lock test-latest test-min test-peers print-python-min
+.PHONY: lab test test-fast demo homework grade bench notebooks figures pretrain venv clean-venv site voila lock test-latest test-min test-peers print-python-min
 
 # 虚拟环境：每组 extras 一个标记文件（.venv/.stamp-notebook、.venv/.stamp-dev ……），所以 make lab 建的
 # 环境（只有 notebook）再 make test 时会补装 dev 的依赖。pyproject.toml 或锁文件比标记新、或者 .venv 里的
@@ -91,6 +92,12 @@ test: $(STAMP)
 		--nbval --nbval-current-env --ignore=notebooks/homework/release $(PYTEST_ARGS)
 	$(VPY) -m pytest --nbval-lax --nbval-current-env notebooks/homework/release
 
+# 单元测试（tests/unit/）：改代码时反复跑的那一层，一个进程，本机一分钟左右。别的几层只在 make test 里跑：
+#   tests/peers/（verl / TRL / CS336 的对照）、tests/notebooks/（讲课 notebook、讲义、作业的结构和讲义里的数字）、
+#   tests/e2e/（真实浏览器、课程网站、Voilà、nbgrader 评分），以及 notebooks/ 的 nbval。
+test-fast: $(STAMP)
+	$(VPY) -m pytest tests/unit $(PYTEST_ARGS)
+
 demo: $(STAMP)
 	$(VPY) -m toyllm
 
@@ -121,7 +128,7 @@ clean-venv:
 # 版本：锁定（constraints.txt）、最新、最低
 # ---------------------------------------------------------------------------------------------------
 # 锁文件：pyproject.toml 的全部依赖（所有 extras），对 Python 3.10 及以上每个版本各解一次（uv --universal）。
-# tests/test_lock.py 检查它和 pyproject.toml 一致。
+# tests/unit/setup/test_lock.py 检查它和 pyproject.toml 一致。
 lock: $(VENV)/.stamp-lock
 	$(VENV)/bin/uv pip compile pyproject.toml --all-extras --universal --python-version 3.10 \
 		--custom-compile-command "make lock" --annotation-style line --upgrade -o constraints.txt
@@ -142,7 +149,7 @@ test-latest:
 # pyproject.toml 写的下限上（间接依赖取能配合的最新版）；先核对确实装的是下限，再跑和 make test 一样的测试
 # （也装 site 和 voila：课程网站和 Voilà 的浏览器测试也在最低版本上跑）。
 MIN_EXTRAS ?= dev site voila
-# make test-peers：用真的 TRL 和 verl 核对 toyllm.peers.to_trl(config) / to_verl(config)（tests/test_peers_installed.py）。
+# make test-peers：用真的 TRL 和 verl 核对 toyllm.peers.to_trl(config) / to_verl(config)（tests/peers/test_peers_installed.py）。
 # 版本在 tools/peers-requirements.txt（TRL、transformers……）和 tools/peers-nodeps.txt（verl，--no-deps：测试只读它的
 # Hydra 配置，不 import 它）。torch 先单独用 pip 装（TORCH_SPEC；有的机器上 pip 从本地的 wheel 目录拿 CPU 版，uv 不找那里）。
 PEERS_VENV ?= .venv-peers
@@ -157,7 +164,7 @@ $(PEERS_VENV)/.stamp-peers: tools/peers-requirements.txt tools/peers-nodeps.txt 
 	@touch $@
 
 test-peers: $(PEERS_VENV)/.stamp-peers
-	$(PEERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/test_peers.py tests/test_peers_installed.py
+	$(PEERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/peers/test_peers.py tests/peers/test_peers_installed.py
 
 test-min:
 	rm -rf .venv-min

@@ -1,11 +1,11 @@
 """
-依赖版本的三个检查（make test-latest、make test-min 和 tests/test_lock.py 用）。
+依赖版本的三个检查（make test-latest、make test-min 和 tests/unit/setup/test_lock.py 用）。
 
 【思路】pyproject.toml 写的是版本范围（numpy>=1.24），constraints.txt 是 `make lock` 解出的、CI 测过的确切版本
     （uv pip compile --universal：同一个包在不同 Python 上可以有不同的行，行尾带 `; python_version ...` 标记）。
     · diff：当前环境装的版本和锁文件差在哪里（make test-latest 用：最新版和锁定版的差别要打印出来，不能藏起来）；
     · lower-bounds：当前环境里每个直接依赖是不是正好装在 pyproject.toml 写的下限上（make test-min 用）；
-    · 这里的 read_lock / project_requirements 也给 tests/test_lock.py 用。
+    · 这里的 read_lock / project_requirements 也给 tests/unit/setup/test_lock.py 用。
 
 【用法】python .ci/versions.py diff constraints.txt
         python .ci/versions.py lower-bounds [extra ...]      （默认 dev 的全部依赖：运行时 + notebook + test）

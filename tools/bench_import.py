@@ -11,7 +11,7 @@
         · python -c "import toyllm" 的总用时，减去空解释器，就是 import 多花的时间（目标 < 0.3 秒）；
         · 进程里用 time.perf_counter 量的 import 语句本身的用时，以及 matplotlib、ipywidgets 有没有被带进来。
     每份检出都用 PYTHONPATH 指向它自己，在一个空的临时文件夹里运行（不会碰巧导入当前目录的东西）。
-    这是打印数字的脚本，不是测试：速度和机器有关，测试里不检查它（tests/test_import.py 只检查没有导入 matplotlib）。
+    这是打印数字的脚本，不是测试：速度和机器有关，测试里不检查它（tests/unit/api/test_import.py 只检查没有导入 matplotlib）。
     行数：每个模块的物理行数和代码行数（tools/codelines.py：文档字符串、注释、空行不算），合计；
     物理行数超过 MAX_LINES 的文件标上 ✗（目标：一个文件一个概念，读得完）。
 """

@@ -5,7 +5,7 @@
 【思路】源文件是标准的 jupytext "percent" 格式（`# %% [markdown]` 开始一个 markdown 单元格，`# %%` 开始一个
     代码单元格；`%matplotlib inline` 这样的魔法命令在 .py 里写成 `# %matplotlib inline`；`# NBVAL_IGNORE_OUTPUT`
     只是代码里的一行注释，原样进入 notebook，由 nbval 读）。讲课源文件是 jupytext 的"标准写法"：
-    jupytext 读进来再写出去一字不变（tests/test_notebook_build.py 检查），所以也可以直接用 jupytext 打开、改、存。
+    jupytext 读进来再写出去一字不变（tests/notebooks/test_notebook_build.py 检查），所以也可以直接用 jupytext 打开、改、存。
     这里只做 jupytext 和 nbclient 不管的几件事：
     · read_source：jupytext 读源文件；第一个 `# %%` 之前只有注释的一段（给维护者的说明）不进入 notebook；
       markdown 单元格里没有以 "#" 开头的行报错（多半是忘了写 `# %%`，jupytext 会把代码悄悄当成文字）；
@@ -51,7 +51,7 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 """小部件显示输出的 MIME 类型。"""
 FORBIDDEN = ("Glyph", "missing from font", "Warning")
-"""输出里不允许出现的字样（字体缺字、各种警告），和 tests/test_notebooks.py 的检查一致。"""
+"""输出里不允许出现的字样（字体缺字、各种警告），和 tests/notebooks/test_notebooks.py 的检查一致。"""
 MARKER = re.compile(r"^# %%(?P<rest>.*)$")
 
 

@@ -6,7 +6,7 @@
     1. compute()：跑评估和几次 RL 训练（全部固定种子），得到一个"数字字典"和画图用的数据；
     2. render_blocks(numbers)：把数字排成 Markdown 表格（讲义里被标记的那几段）；
     3. draw_figures(data, 目录)：用 toyllm.plots 画图，存成 PNG（固定 dpi、不写软件版本，所以同样的输入得到同样的文件）。
-    tests/test_lectures.py 检查讲义里的表格 == render_blocks(numbers.json)，并检查正文里的定性说法
+    tests/notebooks/test_lectures.py 检查讲义里的表格 == render_blocks(numbers.json)，并检查正文里的定性说法
     （"越大越好"、"基座不会反超"……）和这些数字一致；慢测试（-m slow）重新运行 compute() 和 numbers.json 比较。
 
 【用法】（在仓库根目录）
@@ -313,7 +313,7 @@ PEER_SOURCE_ROWS = {
     "verl/trainer/ppo/ray_trainer.py": "S165",
 }
 """8.11 节的表：出处的文件 → 来源表 lectures/sources.md 里那个文件的一行（行里列出表中引用的每一行，
-原文由 tools/check_sources.py 核对；tests/test_peers.py 逐格核对名字就在那一行）。
+原文由 tools/check_sources.py 核对；tests/peers/test_peers.py 逐格核对名字就在那一行）。
 transformers 的 training_args.py 不在固定的仓库里，没有编号；这些行的另一边总有 verl 的出处。"""
 PEER_TABLE_ROW = "S149"
 """8.11 节表的说明：名字取自哪两个固定提交；也给两边都没写出处、却说到对方做法的行（staleness）。"""
@@ -327,7 +327,7 @@ def _source_cell(rule):
     if not rule.source:
         return ""
     path = rule.source.split(":")[0]
-    if path.startswith("transformers/"):              # 不在固定的仓库里：只写文件和行（tests/test_peers.py 用存下的原文核对）
+    if path.startswith("transformers/"):              # 不在固定的仓库里：只写文件和行（tests/peers/test_peers.py 用存下的原文核对）
         return f"`{rule.source}`"
     if path not in PEER_SOURCE_ROWS:
         raise KeyError(f"8.11 节表的出处 {path} 在来源表里没有对应的行：在 PEER_SOURCE_ROWS 和 lectures/sources.md 里加上")

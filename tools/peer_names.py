@@ -1,5 +1,5 @@
 """
-从 TRL 和 verl 的固定提交里取出名字表：tests/peer_names.json（tests/test_peers.py 拿它核对 toyllm.peers 的对照表）。
+从 TRL 和 verl 的固定提交里取出名字表：tests/peers/peer_names.json（tests/peers/test_peers.py 拿它核对 toyllm.peers 的对照表）。
 
 【思路】对照表 toyllm.peers.ROWS 的每一格写着对方的名字和出处（"文件:行"）。这里从源码里取出：
     1. TRL 的 GRPOConfig 能接受的全部字段：trl/trainer/grpo_config.py、base_config.py（提交 TRL_COMMIT），
@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
 
 from toyllm.peers import ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT  # noqa: E402
 
-OUT = ROOT / "tests" / "peer_names.json"
+OUT = ROOT / "tests" / "peers" / "peer_names.json"
 FIELD_RE = re.compile(r"^    ([a-z_][a-z0-9_]*): [^=\n]+= field\(", re.M)
 
 
@@ -73,7 +73,7 @@ def build(trl, verl, training_args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="从 TRL、verl 的固定提交生成 tests/peer_names.json")
+    parser = argparse.ArgumentParser(description="从 TRL、verl 的固定提交生成 tests/peers/peer_names.json")
     parser.add_argument("--trl", required=True, help="huggingface/trl 的 git 目录")
     parser.add_argument("--verl", required=True, help="volcengine/verl 的 git 目录")
     parser.add_argument("--transformers", required=True, help=f"transformers {TRANSFORMERS_VERSION} 的 training_args.py")
@@ -82,7 +82,7 @@ def main(argv=None):
     text = json.dumps(build(args.trl, args.verl, args.transformers), ensure_ascii=False, indent=1) + "\n"
     if args.check:
         same = OUT.is_file() and OUT.read_text(encoding="utf-8") == text
-        print("✓ tests/peer_names.json 是最新的" if same else "✗ 请重新运行 tools/peer_names.py")
+        print("✓ tests/peers/peer_names.json 是最新的" if same else "✗ 请重新运行 tools/peer_names.py")
         return 0 if same else 1
     OUT.write_text(text, encoding="utf-8")
     print(f"已写入 {OUT.relative_to(ROOT)}")

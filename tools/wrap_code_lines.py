@@ -1,6 +1,6 @@
 """
 把 jupytext 源文件（notebooks/src/*.py、notebooks/homework/src/*.py）代码单元格里超过 100 列的行折开：
-1280 像素宽的 JupyterLab（左边文件浏览器开着）里，代码区只放得下约 108 列，更长的行被截断（tests/test_browser_fit.py）。
+1280 像素宽的 JupyterLab（左边文件浏览器开着）里，代码区只放得下约 108 列，更长的行被截断（tests/e2e/test_browser_fit.py）。
 
 【怎么折】只在括号里的逗号后面折（新行和括号对齐），或者把括号里的一个字符串字面量拆成两个相邻的字面量
     （Python 会把它们接起来）；下标 x[i, j] 里的逗号、for 和 in 之间的逗号不折；优先折最外层的括号。
@@ -133,7 +133,7 @@ def wrap(src):
 
 def hidden_lines(lines):
     """nbgrader 隐藏测试（### BEGIN HIDDEN TESTS 到 ### END HIDDEN TESTS）的行号：学生版里没有它们，格式由
-    tests/test_homework.py 规定，不折。"""
+    tests/notebooks/test_homework_notebooks.py 规定，不折。"""
     out, inside = set(), False
     for i, line in enumerate(lines, 1):
         if line.strip() == "### BEGIN HIDDEN TESTS":

@@ -334,7 +334,7 @@ def context_ids_np(op_ids, a, b):
         数到"小的那个数的位数 + 2"位就够，多数几位结果不变）。都放得进 int32 时按下面注释里的"⌊X/10^k⌋ 之差"数进位；
         放不进 int32、|b| 太大（K > 9）或者数组很短（< _FAST_SIZE 个，逐位循环的每一次 numpy 调用都有固定开销，
         通用算法调用次数少）时用通用算法。
-        两种算法逐个相同（tests/test_arithmetic.py 对照）；这个快几倍（采样器和 exact.answer_probs 每一步都要算）。
+        两种算法逐个相同（tests/unit/model/test_arithmetic.py 对照）；这个快几倍（采样器和 exact.answer_probs 每一步都要算）。
     """
     a, b = np.asarray(a), np.asarray(b)
     if a.size == 0:
@@ -437,7 +437,7 @@ def bug_np(op, x, b, exact):
     向量化：bug 做法的结果（非负数逐位不进位地加 / 减，乘法乘以 b 的各位数字之和；有负数时就是正确结果 exact）。
 
     【思路】常见情况操作数 b 只有几位（0 ≤ b < 10^4）：只逐位算 b 的那几位，更高的位 bug 不改（加 0、减 0），
-        数都放得进 int32 时逐位用 int32 算；否则（或者数组很短）用 _bug_general。两种算法逐个相同（tests/test_arithmetic.py 对照）。
+        数都放得进 int32 时逐位用 int32 算；否则（或者数组很短）用 _bug_general。两种算法逐个相同（tests/unit/model/test_arithmetic.py 对照）。
     【参数】op：int 数组（OPS 的下标）；x、b、exact：int64 数组（exact 是正确结果，exact_np 算的）
     【返回】int64 数组
     """

@@ -207,7 +207,7 @@ def exact_pass_at_k(model, problems, k, temperature=1.0, per_problem=False):
     由走对路径的概率算的 pass@k：每道题 1 − (1 − p)^k，再对题目取平均（p = 这道题每一步都对的概率）。
 
     【思路】k 次**独立**采样全都错的概率是 (1 − p)^k，所以至少对一次的概率是 1 − (1 − p)^k。
-        采样估计（estimators.pass_at_k，Chen et al. 的无偏估计）的期望正好是它（见 tests/test_exact.py）。
+        采样估计（estimators.pass_at_k，Chen et al. 的无偏估计）的期望正好是它（见 tests/unit/sampling/test_exact.py）。
     【参数】model：ToyLLM 或 TrainableLLM；problems：list of Problem 或 CorrectPaths；
         k：一个正整数，或一串正整数（例如 (1, 2, 4, 8)）；temperature：≥ 0；per_problem：True 时返回每道题的值
     【返回】k 是整数时：float（per_problem=True 时是 (P,) 数组）；k 是一串整数时：{k: 上面那样的值}

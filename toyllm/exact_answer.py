@@ -8,7 +8,7 @@
     merge_states：相同的 (题号, 值) 合并、概率相加；value_bounds：每一步之前 |值| 的上界；
     advance：把一部分题的状态往前（或倒着）走一步；meet：只差一步的题走这一步，结果直接到另一头查表。
     状态一直按 (题号, 值) 排好，所以走完一步不用重新排整个池子；相遇时用散列表查另一头（_find）。
-    它们不检查参数（只由 answer_probs 调用，参数已经检查过）。和采样器的规则一一对应：tests/test_exact.py 拿
+    它们不检查参数（只由 answer_probs 调用，参数已经检查过）。和采样器的规则一一对应：tests/unit/sampling/test_exact.py 拿
     逐条枚举所有路径的写法核对 answer_probs。
 """
 

@@ -25,9 +25,9 @@ FAMILY = "ToyLLM Sans SC"
 FALLBACK = "DejaVu Sans"   # matplotlib 自带的字体，补中文字体里没有的符号
 
 MIN_FONT_PT = 10
-"""图里最小的字号（磅）：matplotlib 的默认值，也是下限 —— 不要写 fontsize=8、"small" 这类更小的字号（tests/test_plotstyle.py 检查）。"""
+"""图里最小的字号（磅）：matplotlib 的默认值，也是下限 —— 不要写 fontsize=8、"small" 这类更小的字号（tests/unit/ui/test_plotstyle.py 检查）。"""
 MIN_TEXT_PX = 10
-"""图在学生的屏幕上缩放以后，字至少这么多像素（JupyterLab 自己最小的界面文字约 10.8 像素；tests/test_browser_fit.py 检查）。"""
+"""图在学生的屏幕上缩放以后，字至少这么多像素（JupyterLab 自己最小的界面文字约 10.8 像素；tests/e2e/test_browser_fit.py 检查）。"""
 OUTPUT_WIDTH_PX = 848
 """1280 像素宽的 JupyterLab 窗口（左边文件浏览器开着）里 notebook 输出区的宽度（像素）：更宽的图按比例缩小。"""
 MAX_FIGURE_WIDTH_IN = 11.5

@@ -298,7 +298,7 @@ print(f"错的解答的长度变化之差（seq-mean-token-mean − seq-mean-tok
 # ## 8. 玩具和网络，一张表
 #
 # 讲义 §10.4 有一张完整的表（由 `tools/network_claims.py` 的 `render_network` 从 numbers.json 排出；
-# `tests/test_lectures.py` 检查讲义里的表和 numbers.json 一致）。玩具的判定读 numbers.json 里玩具的数，写明出处；
+# `tests/notebooks/test_lectures.py` 检查讲义里的表和 numbers.json 一致）。玩具的判定读 numbers.json 里玩具的数，写明出处；
 # 玩具的数多是精确值，标准误是 0。
 #
 # 下一格从讲义里读出那张表，排成一张短表：每个说法，网络的差 ± 标准误和判定，玩具的判定；表下面逐条打印玩具判定的依据。

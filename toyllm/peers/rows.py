@@ -4,7 +4,7 @@
 【思路】peers.py 写玩具原来的选项（和它们的新取值：advantage="opo"、policy_loss="sapo"……），这里写 8.10 节新加的
     选项：rollout 修正、loss_scale_factor、is_level、delta、SAPO 的 τ、Clip-Cov / KL-Cov 的参数、VESPO 的参数。
     peers.ROWS = peers 里的行 + LOSS_ROWS；ACTIVE 也一样合起来。每一格的出处都是固定提交里的"文件:行"：
-    TRL f2cd5771，verl b178a3cd[S531]（tests/peer_names.json 存着那一行的原文，tests/test_peers.py 核对）。
+    TRL f2cd5771，verl b178a3cd[S531]（tests/peers/peer_names.json 存着那一行的原文，tests/peers/test_peers.py 核对）。
 【例子】[r.verl.names for r in LOSS_ROWS if r.option == "tau_pos"]    # → [('actor_rollout_ref.actor.tau_pos',)]
 """
 
