@@ -16,7 +16,7 @@
 import math
 from dataclasses import dataclass
 
-from ._checks import as_bool, as_int, as_real, as_rng
+from ._checks import as_bool, as_instance, as_int, as_real, as_rng
 from .arithmetic import CONTEXT_INDEX, CONTEXTS, OPS, PROCEDURES, Problem, apply_op, step_hardness
 from .text import fmt_size
 
@@ -181,8 +181,7 @@ class ToyLLM:
         【返回】Sample(values, procs, correct)
         """
         rng = as_rng("rng", rng)
-        if not isinstance(problem, Problem):
-            raise TypeError(f"problem 必须是 Problem（例如 make_problem_set(...) 里的一道题），收到 {type(problem).__name__}")
+        as_instance("problem", problem, Problem, "Problem（例如 make_problem_set(...) 里的一道题）")
         values, procs = [], []
         x = problem.start
         for i, step in enumerate(problem.steps):
