@@ -129,8 +129,7 @@ class ToyLLM:
     def __init__(self, size, cot=True, name=None):
         self.size = as_real("size", size, 1.0)
         self.cot = as_bool("cot", cot)
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name（显示用的名字）必须是字符串或 None，收到 {name!r}（类型 {type(name).__name__}）")
+        as_instance("name（显示用的名字）", name, (str, type(None)), "字符串或 None")
         self.name = name if name is not None else fmt_size(self.size) + ("" if cot else "（无思维链）")
 
     def __repr__(self):

@@ -48,8 +48,7 @@ def context_key(op, a, b):
 
     【例子】47 × 12：("mul", 1.5)（乘两位数）；472 × 12：("mul", 2.2)（乘两位数 + 被乘数 ≥ 100）。
     """
-    if not isinstance(op, str):
-        raise TypeError(f"op 必须是运算名（字符串），例如 'mul'，收到 {op!r}")
+    as_instance("op", op, str, "运算名（字符串），例如 'mul'")
     return op, round(step_hardness(op, a, b), 1)
 
 
@@ -269,8 +268,7 @@ def add_grad(grads, key, action, probs, weight):
     【边界】grads 不是字典、key 不是已知情境、action 不是 0 / 1 / 2、probs 不是 3 个有限的数、weight 不是有限的数：
         中文的 TypeError / ValueError。
     """
-    if not isinstance(grads, MutableMapping):
-        raise TypeError(f"grads 必须是字典 {{情境: [g0, g1, g2]}}，收到 {type(grads).__name__}")
+    as_instance("grads", grads, MutableMapping, "字典 {情境: [g0, g1, g2]}")
     context_index(key)
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or action not in (0, 1, 2):
         raise ValueError(f"action 必须是做法的下标 0 / 1 / 2，收到 {action!r}")
@@ -291,8 +289,7 @@ def apply_grads(model, grads, lr):
     """梯度上升：Δ ← Δ + lr × 梯度。【参数】grads：{情境: [g0, g1, g2]}；lr：学习率（有限的数）"""
     check_trainable(model)
     lr = as_real("lr", lr)
-    if not isinstance(grads, Mapping):
-        raise TypeError(f"grads 必须是字典 {{情境: [g0, g1, g2]}}，收到 {type(grads).__name__}")
+    as_instance("grads", grads, Mapping, "字典 {情境: [g0, g1, g2]}")
     for key, g in grads.items():
         context_index(key, "grads 的键")
         if isinstance(g, (str, bytes)) or len(g) != 3 or not all(math.isfinite(x) for x in g):
