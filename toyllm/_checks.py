@@ -81,14 +81,46 @@ def as_list(name, value, what, example=None):
     return value
 
 
-def as_float_array(name, value):
-    """把 value 变成 float 的 numpy 数组；字符串、字典或转不成数的东西报中文的 TypeError。"""
+def as_float_array(name, value, what="数（或数的数组）"):
+    """把 value 变成 float 的 numpy 数组；字符串、字典或转不成数的东西报中文的 TypeError：name 必须是 what。"""
     if isinstance(value, (str, bytes, dict)):
-        raise TypeError(f"{name} 必须是数（或数的数组），收到 {value!r}")
+        raise TypeError(f"{name} 必须是{what}，收到 {value!r}")
     try:
         return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} 必须是数（或数的数组），收到 {value!r}") from None
+        raise TypeError(f"{name} 必须是{what}，收到 {value!r}") from None
+
+
+def as_array(name, value, shape=None, *, what="数（或数的数组）", nonneg=False, hint=""):
+    """
+    把 value 变成 float 的 numpy 数组并检查：形状等于 shape（给了的话）、没有 NaN / 无穷、（nonneg=True 时）没有负数。
+
+    【参数】what：转不成数时说它该是什么；hint：有 NaN / 无穷时补在报错后面的一句提示
+    【例子】as_array("counts", [[1, 2, 0]] * 12, (12, 3), nonneg=True) → (12, 3) 数组；
+        as_array("Δ", [1, 2], (3,)) → ValueError：Δ 的形状必须是 (3,)，收到形状 (2,)
+    """
+    arr = as_float_array(name, value, what)
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"{name} 的形状必须是 {shape}，收到形状 {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} 里不能有 NaN 或无穷{hint}，收到 {value!r}"[:300])
+    if nonneg and (arr < 0).any():
+        raise ValueError(f"{name} 必须是非负数，收到 {value!r}"[:300])
+    return arr
+
+
+def as_instance(name, value, cls, what):
+    """检查 value 是 cls（一个类，或类的元组）的实例，原样返回；否则报中文的 TypeError：name 必须是 what，收到 类型名。"""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} 必须是 {what}，收到 {type(value).__name__}")
+    return value
+
+
+def as_callable(name, value, what="函数", allow_none=False):
+    """检查 value 是函数（allow_none=True 时也可以是 None），原样返回；否则报中文的 TypeError。"""
+    if not (callable(value) or allow_none and value is None):
+        raise TypeError(f"{name} 必须是{what}，收到 {value!r}"[:300])
+    return value
 
 
 def as_rng(name, rng):

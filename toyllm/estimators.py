@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_int, as_real
+from ._checks import as_array, as_int, as_real
 
 
 def choose_ratio(m, k, n):
@@ -131,16 +131,6 @@ def _as_stderr(stderr):
     return as_real("stderr", stderr, low=0.0)
 
 
-def _as_numbers(name, values):
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} 必须是一组数，例如 [1, 0, 1]，收到 {values!r}") from None
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} 里有 NaN 或无穷")
-    return arr
-
-
 def estimate_mean(values, level=LEVEL, bounds=(0.0, 1.0)):
     """
     一组独立的数（例如每道题一个分数）的平均值和它的标准误。
@@ -153,7 +143,7 @@ def estimate_mean(values, level=LEVEL, bounds=(0.0, 1.0)):
     """
     if isinstance(values, (str, bytes, dict)):
         raise TypeError(f"values 必须是一组数，例如 [1, 0, 1]，收到 {values!r}")
-    values = _as_numbers("values", values).ravel()
+    values = as_array("values", values).ravel()
     if values.size == 0:
         raise ValueError("values 不能为空（空集合没有平均数）")
     se = values.std(ddof=1) / math.sqrt(values.size) if values.size > 1 else math.nan
@@ -172,7 +162,7 @@ def sampling_stderr(correct):
     """
     if isinstance(correct, (str, bytes, dict)):
         raise TypeError(f"correct 必须是 (题数, n) 的 0/1 数组，收到 {correct!r}")
-    correct = _as_numbers("correct", correct)
+    correct = as_array("correct", correct)
     if correct.ndim != 2 or correct.shape[1] < 2:
         raise ValueError(f"correct 必须是 (题数, n) 的二维数组，且 n ≥ 2 才能估计采样误差，收到形状 {correct.shape}")
     P, n = correct.shape

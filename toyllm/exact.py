@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_int, as_real
+from ._checks import as_instance, as_int, as_real
 from .exact_answer import advance, meet, value_bounds
 from .arithmetic import CONTEXTS
 from .entropy import entropy_and_grad
@@ -61,8 +61,7 @@ def correct_paths(problems):
 def path_probs(model, paths, temperature=1.0):
     """正确路径上每一步的策略概率 (P, L, 3)：π(· | c_t)（无思维链时还和步号 t 有关）。不存在的步也填了数，用 mask 去掉。"""
     check_table_model(model)
-    if not isinstance(paths, CorrectPaths):
-        raise TypeError(f"paths 必须是 CorrectPaths（correct_paths(problems) 的结果），收到 {type(paths).__name__}")
+    as_instance("paths", paths, CorrectPaths, "CorrectPaths（correct_paths(problems) 的结果）")
     if model.cot:
         return prob_table(model, temperature)[paths.ctx]            # (P, L, 3)
     L = paths.ctx.shape[1]
@@ -77,8 +76,7 @@ def step_right(probs, paths):
     【参数】probs：(P, L, 3) 每一步三种做法的概率；paths：CorrectPaths
     【返回】(P, L) 数组，不存在的步记为 1（乘进去不影响）
     """
-    if not isinstance(paths, CorrectPaths):
-        raise TypeError(f"paths 必须是 CorrectPaths（correct_paths(problems) 的结果），收到 {type(paths).__name__}")
+    as_instance("paths", paths, CorrectPaths, "CorrectPaths（correct_paths(problems) 的结果）")
     if not (isinstance(probs, np.ndarray) and probs.shape == paths.ctx.shape + (3,)):
         raise ValueError(f"probs 必须是形状 {paths.ctx.shape + (3,)} 的数组（每一步三种做法的概率），收到 {probs!r}"[:300])
     return np.where(paths.mask, probs[..., 0] + probs[..., 1] * paths.bug_ok, 1.0)

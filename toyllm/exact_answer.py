@@ -14,7 +14,7 @@
 
 import numpy as np
 
-from .arithmetic import bug_np, context_ids_np, exact_np
+from .arithmetic_np import bug_np, context_ids_np, exact_np
 from .sampler import VALUE_LIMIT
 
 _POW10 = 10 ** np.arange(19, dtype=np.int64)      # 10^0 … 10^18

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_choice, as_real
+from ._checks import as_array, as_callable, as_choice, as_instance, as_real
 from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS
 from .exact import correct_paths, expected_reward, log_expected_reward, mean_log_reward
 from .problems import check_problems
@@ -59,24 +59,12 @@ def as_grad_array(name, grad):
         for key, row in grad.items():
             if key not in CONTEXT_INDEX:
                 raise ValueError(f"{name} 里有未知的情境 {key!r}；情境必须是 toyllm.CONTEXTS 里的一个，例如 ('mul', 1.5)")
-            try:
-                row = np.asarray(row, dtype=float)
-            except (TypeError, ValueError):
-                raise TypeError(f"{name} 里情境 {key!r} 的梯度必须是 3 个数，收到 {row!r}") from None
-            if row.shape != (3,):
-                raise ValueError(f"{name} 里情境 {key!r} 的梯度必须是 3 个数 [correct, bug, careless]，收到 {row!r}")
-            out[CONTEXT_INDEX[key]] = row
-    else:
-        try:
-            out = np.array(grad, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} 必须是形状 (12, 3) 的数组或 {{情境: [3 个数]}} 的字典，"
-                            f"收到 {type(grad).__name__}") from None
-        if out.shape != (len(CONTEXTS), 3):
-            raise ValueError(f"{name} 的形状必须是 ({len(CONTEXTS)}, 3)（12 个情境 × 3 种做法），收到形状 {out.shape}")
-    if not np.all(np.isfinite(out)):
-        raise ValueError(f"{name} 里有 NaN 或无穷大，先检查一下是不是除以了 0 或者 log 了 0")
-    return out
+            out[CONTEXT_INDEX[key]] = as_array(f"{name} 里情境 {key!r} 的梯度", row, (3,), hint=_NAN_HINT)
+        return out
+    return as_array(name, grad, (len(CONTEXTS), 3), hint=_NAN_HINT).copy()
+
+
+_NAN_HINT = "（先检查一下是不是除以了 0 或者 log 了 0）"
 
 
 def finite_difference_grad(f, params, h=1e-6):
@@ -92,17 +80,11 @@ def finite_difference_grad(f, params, h=1e-6):
     【例子】finite_difference_grad(lambda d: (d ** 2).sum(), np.ones((12, 3))) ≈ 2 × 全 1 数组
     【Python 小知识】x.flat[i] 按"摊平以后的第 i 个"读写多维数组，不用关心它是第几行第几列。
     """
-    if not callable(f):
-        raise TypeError(f"f 必须是一个函数（输入参数数组，返回一个数），收到 {type(f).__name__}")
+    as_callable("f", f, "一个函数（输入参数数组，返回一个数）")
     h = as_real("h", h, 0.0, low_open=True)
-    try:
-        theta = np.array(params, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"params 必须是数字数组（例如形状 (12, 3) 的 Δ），收到 {type(params).__name__}") from None
-    if theta.size == 0 or theta.ndim == 0 and params is None:
+    theta = as_array("params", params).copy()
+    if theta.size == 0:
         raise ValueError(f"params 必须是非空的数字数组（例如形状 (12, 3) 的 Δ），收到 {params!r}")
-    if not np.all(np.isfinite(theta)):
-        raise ValueError(f"params 里不能有 NaN 或无穷，收到 {params!r}"[:200])
     grad = np.zeros_like(theta)
     for i in range(theta.size):
         old = theta.flat[i]
@@ -136,8 +118,7 @@ def objective_function(model, problems, objective="expected_reward", temperature
     【返回】函数 f(params) → float
     【例子】f = objective_function(TrainableLLM(1e9), problems)；f(np.zeros((12, 3))) 就是 exact_pass_at_1
     """
-    if not isinstance(model, ToyLLM):
-        raise TypeError(f"model 必须是 ToyLLM 或 TrainableLLM，收到 {model!r}"[:200])
+    as_instance("model", model, ToyLLM, "ToyLLM 或 TrainableLLM")
     problems = check_problems("problems", problems)
     objective = as_choice("objective", objective, OBJECTIVES)
     temperature = as_real("temperature", temperature, 0.0, low_open=True)
@@ -201,8 +182,7 @@ def compare_grads(name, mine, reference=None, *, model=None, problems=None, obje
         ok = compare_grads("对比精确梯度", my_grad, grad_expected_reward(model, problems), verbose=False)
     【Python 小知识】类里定义 __bool__，对象就能直接放进 if / assert：assert compare_grads(...)。
     """
-    if not isinstance(name, str):
-        raise TypeError(f"name 必须是字符串（打印用的名字），收到 {type(name).__name__}")
+    as_instance("name", name, str, "字符串（打印用的名字）")
     mine = as_grad_array("mine", mine)
     h = as_real("h", h, 0.0, low_open=True)
     rtol = as_real("rtol", rtol, low=0.0)
@@ -234,8 +214,7 @@ def compare_grads(name, mine, reference=None, *, model=None, problems=None, obje
 
 def format_result(result):
     """把 GradCheckResult 排成中文表格（compare_grads 打印的就是它）。"""
-    if not isinstance(result, GradCheckResult):
-        raise TypeError(f"result 必须是 compare_grads 返回的 GradCheckResult，收到 {type(result).__name__}")
+    as_instance("result", result, GradCheckResult, "compare_grads 返回的 GradCheckResult")
     width = max(display_width(CONTEXT_NAMES[key]) for key in CONTEXTS) + 2
     lines = [f"梯度检查：{result.name}",
              f"  {pad('情境', width)}{pad('完全相同', 10)}{pad('在容差内', 10)}最大差异"]

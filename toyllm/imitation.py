@@ -37,8 +37,9 @@ import math
 
 import numpy as np
 
-from ._checks import as_bool, as_int, as_real
-from .arithmetic import CONTEXTS, PROCEDURES, apply_op_np, exact_np
+from ._checks import as_array, as_bool, as_callable, as_int, as_real
+from .arithmetic import CONTEXTS, PROCEDURES
+from .arithmetic_np import apply_op_np, exact_np
 from .exact import CorrectPaths, correct_paths, exact_pass_at_1
 from .history import History, stop_on_interrupt
 from .policy import check_table_model, log_softmax_rows, logit_table, softmax_rows
@@ -92,16 +93,8 @@ def sft_loss_grad(model, counts):
 
 
 def _as_counts(counts):
-    """counts 必须是 (12, 3) 的有限非负数组（step_counts 的结果）；返回 float 数组。"""
-    try:
-        counts = np.asarray(counts, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"counts 必须是 ({_N_CTX}, 3) 的数组（step_counts 的结果），收到 {counts!r}") from None
-    if counts.shape != (_N_CTX, 3):
-        raise ValueError(f"counts 的形状必须是 ({_N_CTX}, 3)，收到 {counts.shape}")
-    if not np.all(np.isfinite(counts)) or np.any(counts < 0):
-        raise ValueError("counts 必须是有限的非负数（每个 (情境, 做法) 出现的次数）")
-    return counts
+    """counts 必须是 (12, 3) 的有限非负数组（step_counts 的结果，每个 (情境, 做法) 出现的次数）；返回 float 数组。"""
+    return as_array("counts", counts, (_N_CTX, 3), nonneg=True)
 
 
 def sft_counts(model, counts, epochs=30, lr=2.0):
@@ -247,8 +240,7 @@ def _imitate(model, train_problems, heldout_problems, *, algorithm, rounds, k, d
     seed = as_int("seed", seed, low=0)
     dedup, rationalize, restart = (as_bool(n, v) for n, v in (("dedup", dedup), ("rationalize", rationalize),
                                                                ("restart", restart)))
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback 必须是函数，收到 {callback!r}")
+    as_callable("callback", callback, allow_none=True)
     batch = prepare_problems(train_problems, "train_problems")
     paths = heldout_problems if isinstance(heldout_problems, CorrectPaths) else \
         correct_paths(prepare_problems(heldout_problems, "heldout_problems"))

@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from ._checks import as_int, as_real
+from ._checks import as_float_array, as_int, as_real
 from .arithmetic import CONTEXTS
 from .logits import log_softmax, softmax
 from .toy_llm import NO_COT_PENALTY, ToyLLM, base_logits
@@ -95,10 +95,7 @@ def log_softmax_rows(logits, temperature=1.0):
 
 
 def _as_logits(logits):
-    try:
-        z = np.asarray(logits, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"logits 必须是数的数组，收到 {logits!r}") from None
+    z = as_float_array("logits", logits)
     if z.ndim == 0 or z.shape[-1] == 0:
         raise ValueError(f"logits 至少要有一维、最后一维不能为空，收到形状 {z.shape}")
     if not (z < np.inf).all():                 # NaN 和 +inf 都会让 softmax 得到 NaN；−inf 是合法的（概率 0）

@@ -18,8 +18,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from ._checks import as_generator, as_int, as_real
-from .arithmetic import CONTEXTS, OP_INDEX, apply_op_np, bug_np, context_ids_np, exact_np
+from ._checks import as_callable, as_generator, as_instance, as_int, as_real
+from .arithmetic import CONTEXTS, OP_INDEX
+from .arithmetic_np import apply_op_np, bug_np, context_ids_np, exact_np
 from .policy import check_table_model, logit_table, softmax_rows
 from .problems import check_problems
 
@@ -150,9 +151,7 @@ class Rollouts:
 
 def check_rollouts(rollouts):
     """rollouts 必须是 Rollouts（sample_rollouts 的结果），否则报中文的 TypeError；原样返回。"""
-    if not isinstance(rollouts, Rollouts):
-        raise TypeError(f"rollouts 必须是 sampler.Rollouts（sample_rollouts 的结果），收到 {type(rollouts).__name__}")
-    return rollouts
+    return as_instance("rollouts", rollouts, Rollouts, "sampler.Rollouts（sample_rollouts 的结果）")
 
 
 def _choose(probs, u):
@@ -184,8 +183,7 @@ def sample_rollouts(model, problems, n, rng, temperature=1.0, *, logit_bonus=Non
     n = as_int("n", n, low=1)
     as_generator("rng", rng)
     temperature = as_real("temperature", temperature, low=0.0)
-    if logit_bonus is not None and not callable(logit_bonus):
-        raise TypeError(f"logit_bonus 必须是函数或 None，收到 {logit_bonus!r}")
+    as_callable("logit_bonus", logit_bonus, "函数或 None", allow_none=True)
     check_table_model(model)              # 不是 ToyLLM、或重写了逐步 logits 的子类时报错
     return _sample(model, batch, n, rng, temperature, logit_bonus)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import as_bool, as_int, as_list, as_real
+from ._checks import as_array, as_bool, as_int, as_list, as_real
 from .arithmetic import CONTEXT_NAMES, CONTEXTS
 from .estimators import LEVEL, sampling_stderr
 from .exact import answer_probs, correct_paths, path_probs
@@ -51,18 +51,9 @@ def _logistic(z):
 
 def _as_vector(name, values, *, positive=False):
     """把 values 变成一维 float 数组；不是数、不是一维、含 NaN / 无穷、（positive 时）不是正数都报中文错误。"""
-    if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} 必须是一串实数（list 或一维 numpy 数组），收到字符串 {values!r}")
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} 必须是一串实数（list 或一维 numpy 数组），收到 {values!r}") from None
+    arr = as_array(name, values, what="一串实数（list 或一维 numpy 数组）")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} 必须是一维的、非空的一串数，收到形状 {arr.shape}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"{name} 里不能有 NaN 或无穷，第 {i} 个是 {arr[i]!r}")
     if positive and (arr <= 0).any():
         i = int(np.argmax(arr <= 0))
         raise ValueError(f"{name}（计算量）必须全部 > 0（横轴取对数），第 {i} 个是 {arr[i]!r}")

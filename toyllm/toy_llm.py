@@ -16,7 +16,7 @@
 import math
 from dataclasses import dataclass
 
-from ._checks import as_bool, as_int, as_real, as_rng
+from ._checks import as_bool, as_instance, as_int, as_real, as_rng
 from .arithmetic import CONTEXT_INDEX, CONTEXTS, OPS, PROCEDURES, Problem, apply_op, step_hardness
 from .text import fmt_size
 
@@ -129,8 +129,7 @@ class ToyLLM:
     def __init__(self, size, cot=True, name=None):
         self.size = as_real("size", size, 1.0)
         self.cot = as_bool("cot", cot)
-        if name is not None and not isinstance(name, str):
-            raise TypeError(f"name（显示用的名字）必须是字符串或 None，收到 {name!r}（类型 {type(name).__name__}）")
+        as_instance("name（显示用的名字）", name, (str, type(None)), "字符串或 None")
         self.name = name if name is not None else fmt_size(self.size) + ("" if cot else "（无思维链）")
 
     def __repr__(self):
@@ -181,8 +180,7 @@ class ToyLLM:
         【返回】Sample(values, procs, correct)
         """
         rng = as_rng("rng", rng)
-        if not isinstance(problem, Problem):
-            raise TypeError(f"problem 必须是 Problem（例如 make_problem_set(...) 里的一道题），收到 {type(problem).__name__}")
+        as_instance("problem", problem, Problem, "Problem（例如 make_problem_set(...) 里的一道题）")
         values, procs = [], []
         x = problem.start
         for i, step in enumerate(problem.steps):

@@ -31,7 +31,7 @@ from collections.abc import Mapping, MutableMapping
 
 import numpy as np
 
-from ._checks import as_int, as_list, as_real, as_rng
+from ._checks import as_array, as_instance, as_int, as_list, as_real, as_rng
 from .arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, Problem, step_hardness
 from .entropy import entropy_and_grad
 from .estimators import pass_at_k
@@ -48,21 +48,13 @@ def context_key(op, a, b):
 
     【例子】47 × 12：("mul", 1.5)（乘两位数）；472 × 12：("mul", 2.2)（乘两位数 + 被乘数 ≥ 100）。
     """
-    if not isinstance(op, str):
-        raise TypeError(f"op 必须是运算名（字符串），例如 'mul'，收到 {op!r}")
+    as_instance("op", op, str, "运算名（字符串），例如 'mul'")
     return op, round(step_hardness(op, a, b), 1)
 
 
 def _as_delta_row(key, value):
-    try:
-        row = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"情境 {key!r} 的 Δ 必须是 3 个数，收到 {value!r}") from None
-    if row.shape != (3,):
-        raise ValueError(f"情境 {key!r} 的 Δ 必须是 3 个数 [Δ_correct, Δ_bug, Δ_careless]，收到 {value!r}")
-    if not np.all(np.isfinite(row)):
-        raise ValueError(f"情境 {key!r} 的 Δ 必须是有限的数（不能是 NaN 或无穷），收到 {value!r}")
-    return row
+    """情境 key 的 Δ 那一行：3 个有限的数 [Δ_correct, Δ_bug, Δ_careless]。"""
+    return as_array(f"情境 {key!r} 的 Δ（3 个数 [Δ_correct, Δ_bug, Δ_careless]）", value, (3,))
 
 
 class DeltaView(MutableMapping):
@@ -169,23 +161,19 @@ class TrainableLLM(ToyLLM):
 
 def check_trainable(model, name="model"):
     """检查 model 是 TrainableLLM、params 的形状是 (12, 3)；返回 model。【边界】否则报中文的 TypeError / ValueError。"""
-    if not isinstance(model, TrainableLLM):
-        raise TypeError(f"{name} 必须是 TrainableLLM（有可以训练的参数 params），收到 {type(model).__name__}")
+    as_instance(name, model, TrainableLLM, "TrainableLLM（有可以训练的参数 params）")
     if np.shape(model.params) != (len(CONTEXTS), 3):
         raise ValueError(f"{name}.params 的形状必须是 ({len(CONTEXTS)}, 3)，收到 {np.shape(model.params)}")
     return model
 
 
 def _check_model(model):
-    if not isinstance(model, ToyLLM):
-        raise TypeError(f"model 必须是 ToyLLM 或 TrainableLLM，收到 {type(model).__name__}")
+    as_instance("model", model, ToyLLM, "ToyLLM 或 TrainableLLM")
 
 
 def _check_pair(problem, sample):
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem 必须是 Problem（例如 make_problem(...) 的结果），收到 {type(problem).__name__}")
-    if not isinstance(sample, Sample):
-        raise TypeError(f"sample 必须是 Sample（model.generate(...) 的结果），收到 {type(sample).__name__}")
+    as_instance("problem", problem, Problem, "Problem（例如 make_problem(...) 的结果）")
+    as_instance("sample", sample, Sample, "Sample（model.generate(...) 的结果）")
     if len(sample.values) != len(problem.steps) or len(sample.procs) != len(problem.steps):
         raise ValueError(f"sample 的步数（{len(sample.values)}）必须和 problem 的步数（{len(problem.steps)}）相同")
 
@@ -280,8 +268,7 @@ def add_grad(grads, key, action, probs, weight):
     【边界】grads 不是字典、key 不是已知情境、action 不是 0 / 1 / 2、probs 不是 3 个有限的数、weight 不是有限的数：
         中文的 TypeError / ValueError。
     """
-    if not isinstance(grads, MutableMapping):
-        raise TypeError(f"grads 必须是字典 {{情境: [g0, g1, g2]}}，收到 {type(grads).__name__}")
+    as_instance("grads", grads, MutableMapping, "字典 {情境: [g0, g1, g2]}")
     context_index(key)
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or action not in (0, 1, 2):
         raise ValueError(f"action 必须是做法的下标 0 / 1 / 2，收到 {action!r}")
@@ -302,8 +289,7 @@ def apply_grads(model, grads, lr):
     """梯度上升：Δ ← Δ + lr × 梯度。【参数】grads：{情境: [g0, g1, g2]}；lr：学习率（有限的数）"""
     check_trainable(model)
     lr = as_real("lr", lr)
-    if not isinstance(grads, Mapping):
-        raise TypeError(f"grads 必须是字典 {{情境: [g0, g1, g2]}}，收到 {type(grads).__name__}")
+    as_instance("grads", grads, Mapping, "字典 {情境: [g0, g1, g2]}")
     for key, g in grads.items():
         context_index(key, "grads 的键")
         if isinstance(g, (str, bytes)) or len(g) != 3 or not all(math.isfinite(x) for x in g):

@@ -157,7 +157,7 @@ def test_sampler_never_overflows_on_wrong_paths():
 def test_fast_context_and_bug_match_the_general_algorithm(top, operand_top):
     """context_ids_np 和 bug 的快速算法（只看操作数的几位）和通用算法逐个相同，
     包括负数、0、10 的幂附近的值、很大的值和很大的操作数（交给通用算法）。"""
-    from toyllm.arithmetic import _bug_general, _context_ids_general, bug_np, context_ids_np, exact_np
+    from toyllm.arithmetic_np import _bug_general, _context_ids_general, bug_np, context_ids_np, exact_np
     rng = np.random.default_rng(top % 997 + operand_top % 991)
     n = 20000
     op = rng.integers(0, 3, n)
