@@ -2,7 +2,7 @@
 整批算术（numpy）：情境编号、三种做法的向量化版本。采样器和精确答案引擎一次处理成千上万步时用。
 
 【思路】和 toyllm.arithmetic 里逐个的版本（step_hardness、apply_op……）是同一个定义，结果逐个相同（tests/unit/model/test_arithmetic.py、
-    tests/test_properties.py 对照）；这里只是把一整批数放进数组一起算。情境编号是 CONTEXTS 里的下标：运算下标 × 4 + 难度档位
+    tests/unit/invariants/test_properties.py 对照）；这里只是把一整批数放进数组一起算。情境编号是 CONTEXTS 里的下标：运算下标 × 4 + 难度档位
     （OPS = ("add", "sub", "mul")，难度表见 arithmetic.ADD_HARDNESS 等）。
     context_ids_np、bug_np 各有两种算法：数组长、数不大时逐位用 int32 算（快几倍），否则用任意大小都对的通用算法。
 """
