@@ -10,7 +10,7 @@
 
     玩具里的"状态"（做完 t 步以后、做第 t 步之前）很小，所以 critic 是一张表：
         V[t, c, ok]   t = 步号（0 … L_max − 1），c = 下一步的情境（12 个），ok = 到目前为止是否一直在正确路径上
-    一共 L_max × 12 × 2 个数（STATE_FEATURES 说明每一维）。最后一步之后是终止状态，V = 0。
+    一共 L_max × 12 × 2 个数。最后一步之后是终止状态，V = 0。
     ok 的定义：前面每一步都"做对了"（rollouts.step_ok 全为真）；这里不算"写错后又被修好"的罕见情况，
     和 exact_values 用的正确路径概率一致。
 
@@ -33,8 +33,6 @@ from ..arithmetic import CONTEXTS
 from ..exact import step_right
 
 _N_CTX = len(CONTEXTS)
-STATE_FEATURES = ("步号 t（0 … L_max − 1）", "下一步的情境 c（12 个）", "是否一直在正确路径上 ok（0 / 1）")
-"""critic 表的三维：V[t, c, ok]。"""
 
 
 def table_shape(max_len):
@@ -171,5 +169,5 @@ def exact_values(probs, paths, problem, rollouts):
     return np.where(rollouts.mask & on_path(rollouts), v, 0.0)
 
 
-__all__ = ["STATE_FEATURES", "exact_values", "gae", "on_path", "outcome_step_rewards", "state_index",
+__all__ = ["exact_values", "gae", "on_path", "outcome_step_rewards", "state_index",
            "table_gradient", "table_shape", "value_loss"]

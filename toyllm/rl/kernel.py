@@ -1,4 +1,4 @@
-"""旧的位置（只保留这一版）：玩具的链式法则（step_batch、loss_and_grad、policy_loss……）已经搬进 toyllm.rl.toy。"""
+"""旧的位置（只保留这一版）：玩具的链式法则（policy_loss、LossResult、forward、backward……）已经搬进 toyllm.rl.toy。"""
 
 import warnings
 

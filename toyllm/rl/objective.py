@@ -167,12 +167,8 @@ def _custom_surrogate(fn, x):
 
 def _call_surrogate(fn, ratio, adv, eps_low, eps_high):
     out = fn(ratio, adv, eps_low, eps_high)
-    if isinstance(out, tuple) and len(out) == 3:
-        loss, low, high = out
-        low = np.zeros(ratio.shape, bool) if low is None else np.asarray(low, dtype=bool)
-        high = np.zeros(ratio.shape, bool) if high is None else np.asarray(high, dtype=bool)
-    else:
-        loss, low, high = out, np.zeros(ratio.shape, bool), np.zeros(ratio.shape, bool)
+    loss, low, high = out if isinstance(out, tuple) and len(out) == 3 else (out, None, None)
+    low, high = (np.zeros(ratio.shape, bool) if c is None else np.asarray(c, dtype=bool) for c in (low, high))
     loss = np.asarray(loss, dtype=float)
     if loss.shape != ratio.shape or low.shape != ratio.shape or high.shape != ratio.shape:
         raise ValueError(f"surrogate_fn 必须返回和 ratio 形状相同的 (每步损失, 下界裁剪, 上界裁剪)，"

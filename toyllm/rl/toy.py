@@ -3,7 +3,7 @@
 
 【思路】loop.py 的循环不知道模型是什么；ToyPolicy 把玩具交给它：
         sample   每道题采样 G 份（sampler.sample_subset），奖励 groups.step_rewards；
-        tokens   一批解答排成 (B, L) 的步（StepBatch）：π_old、π_ref 下每步的对数概率；
+        tokens   一批解答排成 (B, L) 的步：π_old、π_ref 下每步的对数概率；
         forward  每步的 log π(a | c)（和熵奖励要的 H）；
         backward 链式法则：策略只取决于情境，每一步的梯度都是"一个数 × (onehot(a) − π(· | c)) / T"。
                  这个数 s = ∂loss/∂log π(a | c) 由 objective.rl_objective 从 losses 里每一块的导数拼出来（小 transformer
@@ -32,7 +32,6 @@ from ..problems import default_problems
 from ..sampler import check_rollouts, prepare_problems, sample_subset
 from ..trainable import TrainableLLM, check_trainable, score_vectors
 from . import critic, groups, losses, loop, objective
-from .config import RLConfig
 from .loop import Group, Policy, Tokens
 from .presets import resolve_config
 
@@ -153,55 +152,10 @@ def _table_grad(contexts, actions, dloss_dlogp, probs, temperature=1.0):
             - np.bincount(contexts, weights=dloss_dlogp, minlength=_N_CTX)[:, None] * probs) / temperature
 
 
-class StepBatch(NamedTuple):
-    """一批解答，排成 (B, L) 的数组（每次更新都用它，只需做一次）。mask 外的 old_logp、advantage 是 0。"""
-    ctx: np.ndarray           # (B, L) 每步的情境下标
-    actions: np.ndarray       # (B, L) 选中的做法
-    mask: np.ndarray          # (B, L) 哪些步存在
-    old_logp: np.ndarray      # (B, L) 采样时这个做法的对数概率 log π_old(a | c)
-    advantage: np.ndarray     # (B, L) 这一步的优势 A
-    max_len: int = None       # 常数聚合的 L_max
-    behaviour_logp: np.ndarray = None   # (B, L) 陈旧采样时采样策略的对数概率（None：采样的就是 π_old）
-
-
-def step_batch(rollouts, advantages, max_len=None, check=True):
-    """
-    把 Rollouts 和优势排成 StepBatch（每次更新都用它，只需做一次）。
-
-    【参数】rollouts：sampler.Rollouts；advantages：(B,) 或 (B, L)；max_len：常数聚合的 L_max；
-        check：是否检查优势里有没有 NaN
-    """
-    check_rollouts(rollouts)
-    mask = rollouts.mask
-    try:
-        adv = np.asarray(advantages, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"advantages 必须是数的数组，收到 {advantages!r}") from None
-    if adv.shape != mask.shape[:1] and adv.shape != mask.shape:
-        raise ValueError(f"advantages 的形状必须是 ({mask.shape[0]},) 或 {mask.shape}，收到 {adv.shape}")
-    adv = spread(adv, mask)
-    if check and not np.all(np.isfinite(adv[mask])):
-        raise ValueError("advantages 里有 NaN 或无穷")
-    return StepBatch(rollouts.ctx, rollouts.actions, mask, np.where(mask, rollouts.logp, 0.0), adv, max_len)
-
-
 def spread(adv, mask):
     """优势排成 (B, L)：每份解答一个优势 (B,) 时铺到它的每一步；mask 外是 0。"""
     adv = np.asarray(adv, dtype=float)
     return np.where(mask, adv[:, None] if adv.ndim == 1 else adv, 0.0)
-
-
-def stale_steps(steps, params, base, cfg):
-    """
-    陈旧采样（staleness = k）：π_old 换成这次迭代开始时的策略，采样时的概率记作 π_behaviour。
-
-    【思路】采样用的是 k 次更新之前的参数（π_behaviour，rollouts 里记的概率）；PPO 的比率要相对于现在的 π_old，
-        两者之差由 objective.rl_objective 乘上截断的重要性比率 min(π_old / π_behaviour, tis_cap) 修正。
-    """
-    _check_update(params, base, steps, cfg)
-    m = steps.mask
-    logp_old = np.where(m, _log(softmax_rows(base + params, cfg.temperature)[steps.ctx, steps.actions]), 0.0)
-    return steps._replace(old_logp=logp_old, behaviour_logp=steps.old_logp)
 
 
 class LossResult(NamedTuple):
@@ -216,25 +170,6 @@ class LossResult(NamedTuple):
     kl_est: float
 
 
-def loss_and_grad(params, base, steps, cfg, ref_logp, surrogate_fn=None, rng=None):
-    """
-    一次更新的损失和对 Δ 的梯度：forward 给出 log π，objective.rl_objective 拼出损失，backward 做玩具的链式法则。
-
-    【参数】params：Δ (12, 3)；base：base_logit_table；steps：StepBatch；cfg：RLConfig；
-        ref_logp：(B, L) 参考策略下每步动作的对数概率；surrogate_fn：自定义替代损失（None 用 losses.clipped_surrogate）；
-        rng：numpy Generator（policy_loss="clip_cov" 随机挑步用）
-    【返回】LossResult
-    【边界】参数类型或形状不对时报中文的 TypeError / ValueError。
-    """
-    _check_update(params, base, steps, cfg)
-    fwd = forward(params, base, steps, cfg)
-    obj = objective.rl_objective(fwd.logp, steps.old_logp, steps.advantage, steps.mask, cfg, ref_logp=ref_logp,
-                                 entropy=fwd.entropy, behaviour_logp=steps.behaviour_logp, max_len=steps.max_len,
-                                 surrogate_fn=surrogate_fn, want_kl_est=True, rng=rng)
-    return LossResult(obj.loss, backward(fwd, obj, steps.mask, cfg.temperature), obj.surrogate, obj.kl_term,
-                      obj.entropy_term, obj.clip_low, obj.clip_high, obj.kl_est)
-
-
 class Forward(NamedTuple):
     """forward 的结果：每步的 log π 和熵 H（c_H = 0 时 None），和反向要用的 π、每步的情境和做法、熵的导数。"""
     logp: np.ndarray
@@ -245,12 +180,12 @@ class Forward(NamedTuple):
     ent: object
 
 
-def forward(params, base, steps, cfg):
+def forward(params, base, rollouts, cfg):
     """每个有效步的 log π(a | c)（和熵奖励要的 H）：(B, L)，mask 外是 0。π = softmax((base + Δ) / T)，和采样器同一个函数。"""
-    T, m = cfg.temperature, steps.mask
+    T, m = cfg.temperature, rollouts.mask
     logits = base + params
     pi = softmax_rows(logits, T)
-    ctx, actions = steps.ctx[m], steps.actions[m]
+    ctx, actions = rollouts.ctx[m], rollouts.actions[m]
     logp = np.zeros(m.shape)
     logp[m] = _log(pi)[ctx, actions]
     H = ent = None
@@ -272,15 +207,6 @@ def backward(fwd, obj, mask, temperature=1.0):
 def _log(p):
     """log p，和采样器记的 log 概率逐位相同；下溢成 0 的概率记为 log(最小正规数) ≈ −708（学习率极大时），不是 −inf。"""
     return np.log(np.maximum(p, np.finfo(float).tiny))
-
-
-def _check_update(params, base, steps, cfg):
-    if not isinstance(cfg, RLConfig):
-        raise TypeError(f"cfg 必须是 RLConfig，收到 {type(cfg).__name__}")
-    if not isinstance(steps, StepBatch):
-        raise TypeError(f"steps 必须是 StepBatch（step_batch(...) 的结果），收到 {type(steps).__name__}")
-    if np.shape(params) != (_N_CTX, 3) or np.shape(base) != (_N_CTX, 3):
-        raise ValueError(f"params 和 base 的形状必须是 ({_N_CTX}, 3)，收到 {np.shape(params)}、{np.shape(base)}")
 
 
 def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, max_len=None, surrogate_fn=None, rng=None):
@@ -306,13 +232,27 @@ def policy_loss(model, rollouts, advantages, config=None, *, ref_params=None, ma
     """
     cfg = resolve_config(config)
     check_trainable(model)
-    steps = step_batch(rollouts, advantages, max_len)
+    check_rollouts(rollouts)
+    m = rollouts.mask
+    try:
+        adv = np.asarray(advantages, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"advantages 必须是数的数组，收到 {advantages!r}") from None
+    if adv.shape != m.shape[:1] and adv.shape != m.shape:
+        raise ValueError(f"advantages 的形状必须是 ({m.shape[0]},) 或 {m.shape}，收到 {adv.shape}")
+    adv = spread(adv, m)
+    if not np.all(np.isfinite(adv[m])):
+        raise ValueError("advantages 里有 NaN 或无穷")
     base = base_logit_table(model.size)
     ref = np.zeros((_N_CTX, 3)) if ref_params is None else np.asarray(ref_params, dtype=float)
     if ref.shape != (_N_CTX, 3) or not np.all(np.isfinite(ref)):
         raise ValueError(f"ref_params 必须是形状 ({_N_CTX}, 3) 的有限数组，收到形状 {ref.shape}")
-    ref_logp = log_softmax_rows(base + ref, cfg.temperature)[steps.ctx, steps.actions]
-    return loss_and_grad(model.params, base, steps, cfg, ref_logp, surrogate_fn, rng=rng)
+    ref_logp = log_softmax_rows(base + ref, cfg.temperature)[rollouts.ctx, rollouts.actions]
+    fwd = forward(model.params, base, rollouts, cfg)
+    obj = objective.rl_objective(fwd.logp, np.where(m, rollouts.logp, 0.0), adv, m, cfg, ref_logp=ref_logp,
+                                 entropy=fwd.entropy, max_len=max_len, surrogate_fn=surrogate_fn, want_kl_est=True, rng=rng)
+    return LossResult(obj.loss, backward(fwd, obj, m, cfg.temperature), obj.surrogate, obj.kl_term,
+                      obj.entropy_term, obj.clip_low, obj.clip_high, obj.kl_est)
 
 
 class ToyPolicy(Policy):
@@ -355,15 +295,18 @@ class ToyPolicy(Policy):
                                   self.ref_logp_table, self.cfg)}
 
     def tokens(self, group, behaviour=None):
-        """一批解答排成步；陈旧采样时 π_old 换成现在的策略，采样时的概率记作 π_behaviour（stale_steps）。"""
+        """一批解答排成步。陈旧采样时采样用的是 k 次更新之前的参数：π_old 换成这次迭代开始时（现在）的策略，
+        采样时的概率记作 π_behaviour（objective.rl_objective 乘 min(π_old / π_behaviour, tis_cap) 修正）。"""
         cfg, roll = self.cfg, group.data
-        steps = StepBatch(roll.ctx, roll.actions, roll.mask, np.where(roll.mask, roll.logp, 0.0), None, self.max_len)
+        m = roll.mask
+        old_logp, behaviour_logp = np.where(m, roll.logp, 0.0), None
         if behaviour is not None:
-            steps = stale_steps(steps, self.model.params, self.base, cfg)
+            behaviour_logp = old_logp
+            old_logp = np.where(m, _log(self.probs(cfg.temperature)[roll.ctx, roll.actions]), 0.0)
         # 参考策略的对数概率只有损失里有 KL（β > 0）时才用到（记录里的 KL 在采样时已经按情境算好）
-        ref_logp = self.ref_logp_table[steps.ctx, steps.actions] if cfg.beta > 0 else None
+        ref_logp = self.ref_logp_table[roll.ctx, roll.actions] if cfg.beta > 0 else None
         idx = critic.state_index(roll, self.critic.shape[0]) if self.critic else None    # 价值表的格子
-        return Tokens(steps.mask, steps.old_logp, ref_logp, steps.behaviour_logp, self.max_len, {}, (steps, idx))
+        return Tokens(m, old_logp, ref_logp, behaviour_logp, self.max_len, {}, (roll, idx))
 
     def spread(self, tokens, adv):
         return spread(adv, tokens.mask)
@@ -406,5 +349,4 @@ class ValueTable:
         return float(np.sqrt(np.mean((values - v_star)[m] ** 2)))
 
 
-__all__ = ["CRITIC_COLUMNS", "LossResult", "RL_COLUMNS", "StepBatch", "ToyPolicy", "loss_and_grad", "policy_loss",
-           "score_vectors", "stale_steps", "step_batch", "train"]
+__all__ = ["CRITIC_COLUMNS", "LossResult", "RL_COLUMNS", "ToyPolicy", "policy_loss", "score_vectors", "train"]

@@ -270,7 +270,7 @@ def test_the_peers_check_catches_a_violation(tmp_path, monkeypatch):
     assert any("toyllm/imitation" in line and "peers.losses" in line for line in bad)
 
 
-@pytest.mark.parametrize("old, new, name", [("toyllm.rl.kernel", "toyllm.rl.toy", "step_batch"),
+@pytest.mark.parametrize("old, new, name", [("toyllm.rl.kernel", "toyllm.rl.toy", "policy_loss"),
                                             ("toyllm.rl.filtering", "toyllm.rl.groups", "step_rewards"),
                                             ("toyllm._value_steps", "toyllm.exact_answer", "advance")])
 def test_old_module_paths_still_work_for_one_release(old, new, name):

@@ -17,7 +17,6 @@ from toyllm.history import History
 from toyllm.evaluation import draw_samples
 from toyllm.exact import correct_paths
 from toyllm.rl import RLConfig
-from toyllm.rl.toy import step_batch
 from toyllm.sampler import sample_rollouts
 from toyllm.toy_llm import UnknownContextError
 
@@ -30,7 +29,6 @@ BAD = {"None": None, "str": "abc", "nan": math.nan, "empty_list": [], "empty_arr
 PROBLEMS = make_problem_set(random.Random(0), 4, 2, 3)
 ROLLOUTS = sample_rollouts(TrainableLLM(1e9), PROBLEMS, 2, np.random.default_rng(0))
 PATHS = correct_paths(PROBLEMS)
-STEPS = step_batch(ROLLOUTS, np.zeros(len(ROLLOUTS)))
 DATA = [(p, TrainableLLM(1e9).generate(p, random.Random(0))) for p in PROBLEMS]
 SAMPLES = draw_samples(TrainableLLM(1e9), PROBLEMS, 2, np.random.default_rng(0))
 GOOD = {"model": lambda: TrainableLLM(1e9), "problems": lambda: PROBLEMS, "train_problems": lambda: PROBLEMS,
@@ -48,8 +46,8 @@ GOOD = {"model": lambda: TrainableLLM(1e9), "problems": lambda: PROBLEMS, "train
         "answers": lambda: [1, 2], "truth": lambda: 1, "scores": lambda: [0.1, 0.2], "samples": lambda: SAMPLES,
         "parts": lambda: [ROLLOUTS], "batch": lambda: PROBLEMS, "cfg": lambda: RLConfig(batch_problems=2, group_size=2),
         "models": lambda: [TrainableLLM(1e9)], "row": lambda: {}, "config": lambda: None, "cot": lambda: True,
-        "judged": lambda: np.ones((2, 2)), "steps": lambda: STEPS, "params": lambda: np.zeros((12, 3)),
-        "base": lambda: np.zeros((12, 3)), "ref_logp": lambda: np.zeros(STEPS.mask.shape),
+        "judged": lambda: np.ones((2, 2)), "params": lambda: np.zeros((12, 3)),
+        "base": lambda: np.zeros((12, 3)),
         "m": lambda: np.array([0, 2]), "C": lambda: [1e3, 1e4, 1e5, 1e6], "R": lambda: [0.2, 0.4, 0.7, 0.8],
         "R0": lambda: 0.1, "A": lambda: 0.9, "B": lambda: 1.0, "C_mid": lambda: 1e4, "target": lambda: 0.5,
         "history": lambda: {"iteration": [1, 2], "samples": [8, 16], "pass1_exact": [0.4, 0.6]}}
