@@ -14,7 +14,8 @@ PKG = Path(__file__).resolve().parent.parent / "toyllm"
 
 # 从下到上。同一层的模块可以互相导入（但不能成环）；上层可以导入下层；下层导入上层就是错的。
 LAYERS = [
-    ("基础：参数检查、文字、题目、BLAS 内核、softmax、熵、优化器、写文件", ["_checks", "text", "display", "estimators", "arithmetic",
+    ("基础：参数检查、表格和文字（text、display 是它的旧名字）、题目、BLAS 内核、softmax、熵、优化器、写文件",
+     ["_checks", "tables", "text", "display", "estimators", "arithmetic",
                                                      "problems", "blas", "logits", "entropy", "optim", "files"]),
     ("模型", ["toy_llm"]),
     ("可训练的模型", ["trainable"]),
@@ -26,15 +27,16 @@ LAYERS = [
     ("训练记录、RL 的配置（从公式导入选项）和预设、目标函数", ["history", "rl.config", "rl.presets", "rl.critic",
                                                          "rl.objective"]),
     ("训练：RL、模仿学习", ["rl.kernel", "rl.filtering", "rl.loop", "rl.toy", "rl", "imitation", "gradcheck", "scaling"]),
-    ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
-                               "doctor_report", "doctor"]),
+    ("评估、画图（dashboard_plots 是 plots 的旧名字）、命令行", ["evaluation", "experiments", "plotstyle", "plots", "dashboard_plots", "demo",
+                               "doctor", "doctor_report"]),
     ("小 transformer：题目写成文字", ["tinylm.text"]),
     ("小 transformer：各层（前向和反向）", ["tinylm.layers"]),
     ("小 transformer：模型、生成、保存", ["tinylm.model"]),
     ("小 transformer：训练、分析", ["tinylm.analysis", "tinylm.policy", "tinylm.train"]),
     ("小 transformer：预训练的网络（配方、权重文件）、包的入口", ["tinylm.pretraining", "tinylm"]),
-    ("界面、作业、入口", ["dashboard", "widgets", "homework", "homework.framework", "homework.hw1", "homework.hw2", "homework.hw3",
-                         "__main__", ""]),
+    ("界面（dashboard、widgets 是 dashboards 的旧名字）、作业、入口", ["dashboards", "dashboard", "widgets", "homework",
+                                                                "homework.framework", "homework.hw1", "homework.hw2",
+                                                                "homework.hw3", "__main__", ""]),
 ]
 LAYER_OF = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
 TOP = len(LAYERS) - 1

@@ -133,7 +133,7 @@ def _compared():
 
 
 def _passk_result():
-    from toyllm.widgets import run_passk_dashboard_logic
+    from toyllm.dashboards import run_passk_dashboard_logic
 
     return run_passk_dashboard_logic(n=2, repeats=2, n_problems=2)[0]
 
@@ -151,7 +151,7 @@ def _rl_config():
 
 
 def _grad_result():
-    from toyllm.widgets import run_gradient_dashboard_logic
+    from toyllm.dashboards import run_gradient_dashboard_logic
 
     return run_gradient_dashboard_logic(n_samples=2, repeats=3, n_problems=2)[0]
 

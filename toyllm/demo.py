@@ -9,7 +9,7 @@ import random
 
 from .arithmetic import CONTEXT_NAMES, CONTEXTS, make_problem_set
 from .exact import exact_pass_at_1
-from .text import bar, pad
+from .tables import bar, pad
 from .toy_llm import ToyLLM
 from .trainable import TrainableLLM, context_report, evaluate, sft
 

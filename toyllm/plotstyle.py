@@ -137,4 +137,4 @@ def log2_axis(ax, ks):
 
 __all__ = ["FALLBACK", "FAMILY", "FONT_FILE", "MAX_FIGURE_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "OUTPUT_WIDTH_PX",
            "font_path", "use_chinese_font"]
-"""学生用的名字；pyplot、new_or_given、given_axes、log2_axis 是 plots / dashboard_plots 共用的小工具。"""
+"""学生用的名字；pyplot、new_or_given、given_axes、log2_axis 是 plots 用的小工具。"""

@@ -9,7 +9,7 @@
 import types
 
 from .._checks import as_list
-from ..text import display_width, pad
+from ..tables import display_width, pad
 from .config import OPTION_NAMES, RLConfig
 
 _BASE = RLConfig()
