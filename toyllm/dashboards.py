@@ -5,22 +5,19 @@
     · 逻辑函数 run_xxx_dashboard_logic(...)：普通的 Python 函数，吃参数、做计算，再调用 toyllm.plots 里的
       画图函数（plot_gradient_estimates、plot_pass_at_k_estimates、plot_training_curves、plot_context_bars）
       把结果画进坐标轴，返回 (结果, 图)。测试和 notebook 都可以直接调用它（不需要小部件）。
-    · Dashboard：记住一张图，每次重画时清空它的坐标轴、把它们交给逻辑函数再画一遍（不用每次新建图：
-      新建图、新建坐标轴、重新排版文字是重画里最贵的部分），画好后转成 PNG。
+    · Dashboard：记住一张图，每次重画时擦掉它的坐标轴（plotstyle.wipe）、交给逻辑函数再画一遍，转成 PNG。
     · 面板 xxx_dashboard()：一排控件（滑块 continuous_update=False：松开鼠标才重算）交给
       ipywidgets.interactive_output：它把 Dashboard.show 接到每个控件上，输出放进一个 Output 小部件，
       每次先 clear_output(wait=True)（新内容到了再清空，画面不闪）。
-    面板返回 Dashboard：.ui（整个面板）、.controls（{名字: 小部件}）、.out（Output）、.result、.text、.png、
-    .error、.runs、.seconds。测试改 .controls["lr"].value，再看 .text / .png / .result。
+    面板返回 Dashboard；测试改 .controls["lr"].value，再看 .text / .png / .result。
     每个面板输出的第一行写明正在运行的是谁的实现（包里的参考实现，还是你写的函数）。
 
-【为什么图不交给 pyplot 显示】面板的图在重画之间要留着复用，如果留在 pyplot 里，inline 后端会在单元格结束时
-    "顺手"再显示一遍；所以图建好后立刻从 pyplot 里拿掉（plt.close），自己转成 PNG 显示。
+【为什么图不交给 pyplot 显示】见 plotstyle.owned。
 【依赖】matplotlib 和 ipywidgets 只在函数里面导入：import toyllm 不加载它们；只用逻辑函数时不需要 ipywidgets。
 【Python 小知识】interactive_output(f, {"lr": 滑块, ...})：任何一个控件的值变了，就用全部控件的当前值调用 f(lr=..., ...)。
 """
 
-import io
+import inspect
 import math
 import random
 import time
@@ -33,84 +30,23 @@ from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES,
 from .estimators import pass_at_k
 from .exact import answer_pass_at_k, grad_expected_reward
 from .sampler import sample_rollouts
-from .plotstyle import given_axes
+from .plotstyle import (DASHBOARD_STYLE, FIG_DPI, dashboard_style, figure_png, given_axes, owned,  # noqa: F401
+                        use_chinese_font, wipe)
+from .rl import ADVANTAGES, KL_ESTIMATORS, RLConfig, default_problems, group_advantages, train
 from .plots import (ESTIMATOR_NAMES, plot_context_bars, plot_gradient_estimates, plot_pass_at_k_estimates,
                     plot_training_curves)
 from .tables import fmt_size
 from .trainable import TrainableLLM, score_vectors
 
 
-FIG_DPI = 72
-"""面板里的图转成 PNG 时的分辨率（每英寸点数）：低一点，重画更快。"""
-
-DASHBOARD_STYLE = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "legend.fontsize": 11,
-                   "xtick.labelsize": 11, "ytick.labelsize": 11}
-"""面板里的图用的字号（matplotlib rcParams）：面板的图按原始像素显示，默认的 10 号字在浏览器里太小。"""
-
-
-def dashboard_style(logic):
-    """装饰器：面板的逻辑函数在 DASHBOARD_STYLE 的字号下画图（新建的图和复用的图一样大的字）。"""
-    import functools
-
-    @functools.wraps(logic)
-    def wrapper(*args, **kwargs):
-        import matplotlib
-
-        with matplotlib.rc_context(DASHBOARD_STYLE):
-            return logic(*args, **kwargs)
-
-    return wrapper
-
-
 PACKAGE = "包里的参考实现"
 """面板说明里"用的是谁的实现"的写法（另一种是"你写的 ……"）。"""
 
 
-# =============================================================================
-# 面板的零件：Dashboard（复用一张图、重画、转 PNG）、把控件排成面板的 build、滑块 / 下拉框 / 勾选框
-# =============================================================================
-def figure_png(fig, dpi=FIG_DPI):
-    """把 Figure 画成 PNG 字节。【例子】figure_png(fig)[:8] == b"\x89PNG\r\n\x1a\n\""""
-    if not hasattr(fig, "savefig"):
-        raise TypeError(f"fig 必须是 matplotlib 的 Figure，收到 {fig!r}"[:200])
-    dpi = as_real("dpi", dpi, 0.0, low_open=True)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi)
-    return buf.getvalue()
-
-
-def owned(axes_or_ax, created):
-    """画图函数新建的图（created 为 True）从 pyplot 里拿掉（见模块说明），返回它的 Figure。"""
-    fig = np.ravel(np.asarray(axes_or_ax, dtype=object))[0].figure
-    if created:
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)
-    return fig
-
-
-def wipe(ax):
-    """
-    擦掉坐标轴上画的东西（线、条、文字、图例），留下坐标轴本身和它的刻度，好让同一个画图函数再画一遍。
-
-    【为什么不用 ax.clear()】clear 会扔掉全部刻度对象，下一次画时要一个个重建、重新排版刻度文字，
-        这是重画里很贵的一步。同一个画图函数每次都会重新设置标题、刻度、范围，
-        所以只要擦掉画上去的东西、让坐标范围重新自动计算就够了。
-    """
-    for artist in [*ax.lines, *ax.patches, *ax.collections, *ax.texts, *ax.images]:
-        artist.remove()
-    ax.containers.clear()          # 容器（bar、errorbar）里的东西上面已经擦掉了；不用 Container.remove()：
-                                   # matplotlib 3.9 以前它会重复删除已经删掉的线，报 ValueError
-    if ax.legend_ is not None:
-        ax.legend_.remove()
-    ax.relim()
-    ax.set_autoscale_on(True)
-    ax.set_prop_cycle(None)                     # 颜色从 C0 重新开始
-
-
+# ==== 面板的零件：Dashboard、build、滑块 / 下拉框 / 勾选框（字号、分辨率、转 PNG、擦掉重画在 plotstyle.py） ====
 class Dashboard:
     """
-    一个控制面板：一张复用的图、"用这些值重画一次"的函数，和（建好面板以后）它的小部件。
+    一个控制面板：一张复用的图、"用这些值重画一次"的函数，和（建好面板以后）它的小部件。build 建好它。
 
     【属性】ui：整个面板（VBox）；controls：{参数名: 小部件}；out：Output 小部件（interactive_output 给的）；
         result：最近一次的结果（逻辑函数返回的第一项）；text：最近一次的一行说明；png：最近一次的图（PNG 字节）；
@@ -119,8 +55,6 @@ class Dashboard:
     """
 
     def __init__(self, compute):
-        from .plotstyle import use_chinese_font
-
         use_chinese_font()                      # 面板的图里有中文：不依赖 notebook 先调用过它
         self._compute = compute                 # compute(axes=..., **值) -> (结果, 图, 一行说明)
         self.figure = self.result = self.png = self.ui = self.out = None
@@ -132,11 +66,9 @@ class Dashboard:
         """用这些值重算、重画（复用上一次的图）、转成 PNG。出错时记下中文说明，不抛出异常。返回 result。"""
         start = time.perf_counter()
         try:
-            axes = None
-            if self.figure is not None:
-                axes = self.figure.axes
-                for ax in axes:
-                    wipe(ax)
+            axes = None if self.figure is None else self.figure.axes
+            for ax in axes or ():
+                wipe(ax)
             self.result, self.figure, self.text = self._compute(axes=axes, **values)
             self.png, self.error = figure_png(self.figure), ""
         except Exception as e:                                    # noqa: BLE001  面板里出错不能让回调静默失败
@@ -191,7 +123,6 @@ def build(title, controls, compute, note=""):
 def slider(kind, value, lo, hi, step, description, fmt=None):
     """一个滑块（kind："int" / "float" / "log"），松开鼠标才重算；初始值在范围外时放宽范围。"""
     w = ipywidgets_module()
-
     cls = {"int": w.IntSlider, "float": w.FloatSlider, "log": w.FloatLogSlider}[kind]
     at = math.log10(value) if kind == "log" else value          # 初始值在范围外时放宽范围（不悄悄地截到边上）
     lo, hi = min(lo, math.floor(at) if kind == "log" else at), max(hi, math.ceil(at) if kind == "log" else at)
@@ -206,7 +137,6 @@ def slider(kind, value, lo, hi, step, description, fmt=None):
 def dropdown(options, value, description):
     """一个下拉框。"""
     w = ipywidgets_module()
-
     return w.Dropdown(options=options, value=value, description=description,
                       style={"description_width": "initial"}, layout=w.Layout(width="310px"))
 
@@ -214,13 +144,10 @@ def dropdown(options, value, description):
 def checkbox(value, description):
     """一个勾选框。"""
     w = ipywidgets_module()
-
     return w.Checkbox(value=value, description=description, indent=False, layout=w.Layout(width="200px"))
 
 
-# =============================================================================
-# 作业一 · 梯度：REINFORCE 估计 vs 精确梯度，基线怎样改变方差
-# =============================================================================
+# ==== 作业一 · 梯度：REINFORCE 估计 vs 精确梯度，基线怎样改变方差 ====
 def _gradient_args(size, n_samples, context, procedure, repeats, n_problems, seed):
     """检查作业一面板的参数（逻辑函数和面板共用），返回规范化以后的 {参数名: 值}。"""
     context = tuple(context) if isinstance(context, list) else context
@@ -251,8 +178,7 @@ def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), pr
         repeats：重复估计几次（≥ 2）；n_problems：题数（≥ 1）；seed：出题和采样的种子；
         axes：画进这两个坐标轴（默认新建一张图）
     【返回】(result, figure)：result 是 SimpleNamespace，属性 exact (12, 3)、none 和 rloo（各 (repeats, 12, 3)）、
-        chosen（所选的数的 (精确, 无基线的平均, 无基线的标准差, 留一法的平均, 留一法的标准差)）、context、procedure、
-        text（一行说明）
+        chosen（所选的数的 (精确, 无基线的平均 ± 标准差, 留一法的平均 ± 标准差)）、context、procedure、text（一行说明）
     【例子】result, fig = run_gradient_dashboard_logic(size=1e9, n_samples=8)
     """
     size, n, context, procedure, repeats, n_problems, seed = _gradient_args(
@@ -263,8 +189,6 @@ def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), pr
     problems = make_problem_set(random.Random(seed), n_problems, 3, 8)
     exact = grad_expected_reward(model, problems)
     roll = sample_rollouts(model, problems, n * repeats, np.random.default_rng(seed))
-    from .rl import group_advantages
-
     grads = score_vectors(roll).reshape(n_problems, repeats, n, 36)
     r = roll.correct.astype(float).reshape(n_problems, repeats, n)
     loo = group_advantages(roll.correct, n, "rloo").reshape(n_problems, repeats, n)
@@ -310,20 +234,16 @@ def gradient_dashboard(size=1e9, n_samples=8, context=("mul", 1.5), procedure="c
                   f"每次改动都会重新采样、重新估计 {repeats} 次。看直方图的宽度：基线让它变窄了还是变宽了？换个模型大小试试。")
 
 
-# =============================================================================
-# 作业二 · 评估：pass@k 的无偏估计和有偏估计
-# =============================================================================
-ESTIMATORS = ("unbiased", "biased", "both")
-
-
+# ==== 作业二 · 评估：pass@k 的无偏估计和有偏估计 ====
 def _passk_args(size, n, temperature, estimator, repeats, n_problems, seed, pass_at_k_fn):
     """检查作业二面板的参数（逻辑函数和面板共用），返回规范化以后的 {参数名: 值}（不含 pass_at_k_fn）。"""
     if pass_at_k_fn is not None and not callable(pass_at_k_fn):
         raise TypeError(f"pass_at_k_fn 必须是函数 f(n, c, k)，收到 {pass_at_k_fn!r}")
     return dict(size=as_real("size", size, 0.0, low_open=True), n=as_int("n", n, low=1),
                 temperature=as_real("temperature", temperature, 0.0, low_open=True),
-                estimator=as_choice("estimator", estimator, ESTIMATORS), repeats=as_int("repeats", repeats, low=2),
-                n_problems=as_int("n_problems", n_problems, low=1), seed=as_int("seed", seed, low=0))
+                estimator=as_choice("estimator", estimator, tuple(ESTIMATOR_NAMES)),
+                repeats=as_int("repeats", repeats, low=2), n_problems=as_int("n_problems", n_problems, low=1),
+                seed=as_int("seed", seed, low=0))
 
 
 @dashboard_style
@@ -395,38 +315,13 @@ def passk_dashboard(size=1e9, n=16, temperature=1.0, estimator="both", seed=0, p
                   "把 n 调小、k 接近 n 时，两种估计差得最多。")
 
 
-# =============================================================================
-# 作业三 · GRPO：用包里的训练循环训练，曲线和每个情境的变化
-# =============================================================================
-GRPO_DEFAULTS = dict(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu=1, beta=0.0, estimator="k3",
-                     dynamic_sampling=False, size=1e9, temperature=1.0, iters=30, seed=0, advantage="grpo",
-                     batch_problems=16)
-"""GRPO 面板的默认设置：和 rl.PRESETS["grpo"] 相同，只是迭代次数少一些、每次 16 道题，好让重画在一秒以内。"""
-
-_PROBLEM_CACHE = {}
-
-
-def _grpo_problems(seed):
-    """训练题和留出题（rl.default_problems，按种子缓存，重画时不用重新出题）。"""
-    from .rl import default_problems
-
-    if seed not in _PROBLEM_CACHE:
-        _PROBLEM_CACHE.clear()
-        _PROBLEM_CACHE[seed] = default_problems(seed)
-    return _PROBLEM_CACHE[seed]
-
-
-def _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic_sampling, temperature, iters, seed,
-                 advantage, batch_problems, advantage_fn=None, surrogate_fn=None):
-    """作业三面板的选项变成 rl.RLConfig（它检查每一个选项）；逻辑函数和面板共用。"""
-    from .rl import RLConfig
-
+# ==== 作业三 · GRPO：用包里的训练循环训练，曲线和每个情境的变化 ====
+def _grpo_config(iters, estimator, advantage_fn=None, surrogate_fn=None, **options):
+    """作业三面板的选项变成 rl.RLConfig（它检查每一个选项；其余选项和 RLConfig 同名）；逻辑函数和面板共用。"""
     for name, f in (("advantage_fn", advantage_fn), ("surrogate_fn", surrogate_fn)):
         if f is not None and not callable(f):
             raise TypeError(f"{name} 必须是函数（或 None：用包里的参考实现），收到 {f!r}")
-    return RLConfig(iterations=as_int("iters", iters, low=1), batch_problems=batch_problems, group_size=group_size,
-                    lr=lr, advantage=advantage, mu=mu, eps_low=eps_low, eps_high=eps_high, beta=beta,
-                    kl_estimator=estimator, dynamic_sampling=dynamic_sampling, temperature=temperature, seed=seed)
+    return RLConfig(iterations=as_int("iters", iters, low=1), kl_estimator=estimator, **options)
 
 
 @dashboard_style
@@ -437,9 +332,8 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     作业三的面板：用包里的训练循环（toyllm.rl.train）从头训练一个模型，画训练曲线和每个情境的变化。
 
     【思路】所有选项直接变成 rl.RLConfig 的选项（estimator 是 KL 估计 kl_estimator，iters 是迭代次数 iterations），
-        其余和 GRPO 预设相同。训练题、留出题来自 rl.default_problems(seed)。
-        图有三块：留出题上的路径 pass@1 和训练时采样的 pass@1、熵和到参考策略的精确 KL
-        （plots.plot_training_curves），训练前后每个情境选「正确」的概率（plots.plot_context_bars）。
+        其余和 GRPO 预设相同。训练题、留出题来自 rl.default_problems(seed)。图有三块：留出题上的路径 pass@1 和
+        采样的 pass@1、熵和精确 KL（plots.plot_training_curves），训练前后每个情境选「正确」的概率（plot_context_bars）。
     【参数】见 rl.RLConfig 的同名选项；size：模型参数量；advantage_fn、surrogate_fn：可以换成你写的函数
         （签名见 rl.train；给了 advantage_fn 时 advantage 选项不起作用，说明里会写出来）；
         axes：画进这三个坐标轴（默认新建一张 11 × 4.6 英寸的图；图的总标题写明是谁的函数训练出来的）
@@ -448,23 +342,21 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     【边界】选项不合法时（例如 group_size < 2）抛出 rl.RLConfig 的中文错误。
     【例子】hist, fig = run_grpo_dashboard_logic()；hist["pass1_exact"][-1]
     """
-    from .rl import train
-
     size = as_real("size", size, 0.0, low_open=True)
     axes = None if axes is None else given_axes(axes, 3, "fig.subplots(1, 3)")
-    cfg = _grpo_config(lr, group_size, eps_low, eps_high, mu, beta, estimator, dynamic_sampling, temperature, iters, seed,
-                       advantage, batch_problems, advantage_fn, surrogate_fn)
-    train_set, heldout = _grpo_problems(seed)
+    cfg = _grpo_config(iters, estimator, advantage_fn, surrogate_fn, lr=lr, group_size=group_size, eps_low=eps_low,
+                       eps_high=eps_high, mu=mu, beta=beta, dynamic_sampling=dynamic_sampling, temperature=temperature,
+                       seed=seed, advantage=advantage, batch_problems=batch_problems)
+    train_set, heldout = default_problems(seed)
     start = TrainableLLM(size, name=f"{fmt_size(size)}（训练前）")
     model = start.copy(name=f"{fmt_size(size)}（训练后）")
     hist = train(model, cfg, train_set, heldout, advantage_fn=advantage_fn, surrogate_fn=surrogate_fn)
     p0, p1 = hist.meta["start_pass1_exact"], hist.meta["final_pass1_exact"]
     clip = (float(np.mean(hist["clip_low"])), float(np.mean(hist["clip_high"]))) if hist.n_rows else (0.0, 0.0)
     mine = [name for name, f in (("优势函数", advantage_fn), ("替代损失", surrogate_fn)) if f is not None]
-    who = f"用你写的{'、'.join(mine)}" + ("（「优势」选项不起作用）" if advantage_fn is not None else "") if mine else \
-        f"用{PACKAGE}（toyllm.rl）"
-    banner = f"这张图由你写的{'、'.join(mine)}训练得到" if mine else f"这张图由{PACKAGE}（toyllm.rl）训练得到"
-    text = (f"实现：{who}。{fmt_size(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
+    impl = f"你写的{'、'.join(mine)}" if mine else f"{PACKAGE}（toyllm.rl）"
+    banner = f"这张图由{impl}训练得到"
+    text = (f"实现：用{impl}{'（「优势」选项不起作用）' if advantage_fn is not None else ''}。{fmt_size(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
             f"学习率 {lr:g}，μ = {mu}，ε = {eps_low:g} / {eps_high:g}，β = {beta:g}（{estimator}）"
             f"{'，动态采样' if dynamic_sampling else ''}：路径 pass@1 {p0:.3f} → {p1:.3f}；"
             f"裁剪比例 低 {clip[0]:.3f} / 高 {clip[1]:.3f}；共采样 {hist['samples'][-1] if hist.n_rows else 0} 份")
@@ -492,6 +384,12 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     return hist, curves[0].figure
 
 
+GRPO_DEFAULTS = {name: p.default for name, p in inspect.signature(run_grpo_dashboard_logic).parameters.items()
+                 if name not in ("advantage_fn", "surrogate_fn", "axes")}
+"""GRPO 面板的默认设置（run_grpo_dashboard_logic 的默认值）：和 rl.PRESETS["grpo"] 相同，只是迭代次数少一些、
+每次 16 道题，好让重画在一秒以内。"""
+
+
 def grpo_dashboard(advantage_fn=None, surrogate_fn=None, **defaults):
     """
     作业三的控制面板（逻辑见 run_grpo_dashboard_logic）：学习率、组大小、ε_low / ε_high、μ、β 和 KL 估计、
@@ -502,8 +400,6 @@ def grpo_dashboard(advantage_fn=None, surrogate_fn=None, **defaults):
     【返回】Dashboard
     【例子】grpo_dashboard()；grpo_dashboard(advantage_fn=group_advantages, surrogate_fn=clipped_surrogate)
     """
-    from .rl import ADVANTAGES, KL_ESTIMATORS
-
     unknown = set(defaults) - set(GRPO_DEFAULTS)
     if unknown:
         raise TypeError(f"grpo_dashboard 不认识的参数 {sorted(unknown)}；可以改的初始值：{'、'.join(GRPO_DEFAULTS)}")

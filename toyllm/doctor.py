@@ -7,7 +7,7 @@
         ✓ 没问题；✗ 有问题，下一行"怎么办"告诉你具体怎么修。
     每一项标明 [必需] 还是 [可选]（可选的只有跑测试才用到）。有必需的项没通过时，命令的退出码不为 0。
 
-    每一项检查是一个小函数，返回一个 CheckResult，汇总是 DoctorReport；CHECKS 是全部检查的列表（测试可以只跑其中几项，
+    每一项检查是一个小函数，返回一个 CheckResult（它和汇总的 DoctorReport 在 doctor_report.py，这里转出）；CHECKS 是全部检查的列表（测试可以只跑其中几项，
     或者用 monkeypatch 模拟"少了某个包"）。
 
 【用法】
@@ -36,82 +36,13 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from .doctor_report import CheckResult, DoctorReport
+
 MIN_PYTHON = (3, 10)
 KERNEL_NAME = "python3"
 KERNEL_TIMEOUT = 60
 FONT_SAMPLE = "中文字体测试：规模与强化学习"
 WIDGETS_EXTENSION = "@jupyter-widgets/jupyterlab-manager"
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """
-    一项检查的结果。
-
-    【属性】name：检查的是什么（中文）；ok：通过了没有；detail：版本、路径或问题的说明；
-        required：必需（True）还是可选（False）；hint：没通过时"怎么办"（通过时为空字符串）
-    【例子】CheckResult("numpy", True, "2.4.6（要求 >=1.24）", True)
-    """
-    name: str
-    ok: bool
-    detail: str
-    required: bool = True
-    hint: str = ""
-
-    def lines(self):
-        """打印用的一到两行文字。"""
-        mark = "✓" if self.ok else "✗"
-        tag = "必需" if self.required else "可选"
-        out = [f"{mark} [{tag}] {self.name}：{self.detail}"]
-        if not self.ok and self.hint:
-            out.append(f"    怎么办：{self.hint}")
-        return out
-
-
-class DoctorReport:
-    """
-    全部检查的结果（run_doctor 的返回值）。
-
-    【属性】results：tuple of CheckResult；ok：必需的项是否全部通过；failed：没通过的项（含可选的）
-    【Python 小知识】定义 __iter__ 和 __len__ 后，可以写 for r in report、len(report)；
-        __repr__ 决定它在 notebook 里作为单元格最后一个值时显示成什么。
-    """
-
-    def __init__(self, results):
-        self.results = tuple(results)
-
-    @property
-    def ok(self):
-        return all(r.ok for r in self.results if r.required)
-
-    @property
-    def failed(self):
-        return tuple(r for r in self.results if not r.ok)
-
-    def __iter__(self):
-        return iter(self.results)
-
-    def __len__(self):
-        return len(self.results)
-
-    def __getitem__(self, i):
-        return self.results[i]
-
-    def summary(self):
-        """一行结论。"""
-        required = [r for r in self.results if r.required]
-        bad_req = [r for r in required if not r.ok]
-        bad_opt = [r for r in self.results if not r.required and not r.ok]
-        if bad_req:
-            text = f"有 {len(bad_req)} 项必需的检查没通过 ✗（见上面的“怎么办”）"
-        else:
-            text = f"必需的 {len(required)} 项全部通过 ✓"
-        if bad_opt:
-            text += f"；{len(bad_opt)} 项可选的没通过（只影响跑测试，或 notebook 08 的数字）"
-        return text
-
-    def __repr__(self):
-        return f"<DoctorReport：{self.summary()}>"
 
 
 @dataclass(frozen=True)
@@ -319,16 +250,12 @@ def check_kernel(timeout=None):
         try:
             proc = subprocess.run([exe, "-c", code], cwd=empty, env={**os.environ, **extra_env},
                                   capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=timeout)
-        except FileNotFoundError:
-            return CheckResult(name, False, f"内核 {KERNEL_NAME}（{where}）的解释器 {exe} 不存在", True, fix)
-        except PermissionError:
-            return CheckResult(name, False, f"内核 {KERNEL_NAME}（{where}）的解释器 {exe} 不能运行（没有执行权限）",
-                               True, fix)
         except subprocess.TimeoutExpired:
             return CheckResult(name, False, f"用内核的解释器 {exe} 导入 toyllm 超过 {timeout} 秒没有结束", True,
                                "再运行一次试试（第一次导入可能较慢）；仍然超时请检查这个 Python 能否正常启动")
-        except OSError as e:
-            return CheckResult(name, False, f"内核的解释器 {exe} 无法启动（{e}）", True, fix)
+        except OSError as e:                               # 解释器不存在、没有执行权限……
+            why = {FileNotFoundError: "不存在", PermissionError: "不能运行（没有执行权限）"}.get(type(e), f"无法启动（{e}）")
+            return CheckResult(name, False, f"内核 {KERNEL_NAME}（{where}）的解释器 {exe} {why}", True, fix)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["（没有输出）"])[-1]
         return CheckResult(name, False, f"内核 {KERNEL_NAME} 用的 {exe} 不能 import toyllm：{last}", True, fix)
