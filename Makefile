@@ -189,7 +189,7 @@ site: $(VENV)/.stamp-site
 		--warningiserror --keep-going
 	@echo ">>> 网站在 $(SITE_OUT)/_build/html/（直接打开 index.html，或者 python3 -m http.server -d $(SITE_OUT)/_build/html）"
 
-# Voilà：dashboards/ 里每个 notebook 只调用 toyllm.widgets 的一个面板（参考实现），网页上只有控件和图、没有代码。
+# Voilà：dashboards/ 里每个 notebook 只调用 toyllm.dashboards 的一个面板（参考实现），网页上只有控件和图、没有代码。
 # 默认是作业三的 GRPO 面板；别的：make voila DASHBOARD=hw1_gradient（或 hw2_passk）。
 # 模板 toyllm-offline（dashboards/jupyter/voila/templates/）= Voilà 的 lab 模板去掉 CDN 上的图标字体：完全离线。
 DASHBOARD ?= hw3_grpo

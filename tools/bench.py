@@ -35,7 +35,7 @@ from toyllm.exact import answer_probs, correct_paths, exact_pass_at_1  # noqa: E
 from toyllm.problems import default_problems  # noqa: E402
 from toyllm.rl import PRESET_NAMES, PRESETS, preset, train  # noqa: E402
 from toyllm.rl.losses import group_advantages  # noqa: E402
-from toyllm.text import display_width, pad  # noqa: E402
+from toyllm.tables import display_width, pad  # noqa: E402
 from toyllm.trainable import TrainableLLM, add_grad, apply_grads, probs_for, step_records  # noqa: E402
 from tools.floor import floor_grpo, path_tables  # noqa: E402
 

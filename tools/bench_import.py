@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tools.codelines import count_tree  # noqa: E402
-from toyllm.text import display_width  # noqa: E402
+from toyllm.tables import display_width  # noqa: E402
 
 GOAL = 0.3
 MAX_LINES = 450

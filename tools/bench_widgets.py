@@ -6,7 +6,7 @@
 
 import argparse
 
-from toyllm.widgets import (Dashboard, run_gradient_dashboard_logic, run_grpo_dashboard_logic,
+from toyllm.dashboards import (Dashboard, run_gradient_dashboard_logic, run_grpo_dashboard_logic,
                             run_passk_dashboard_logic)
 
 

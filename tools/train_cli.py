@@ -27,7 +27,7 @@ from toyllm.problems import default_problems
 from toyllm.rl import PRESET_NAMES, PRESETS, RLConfig, train
 from toyllm.rl.config import option_label
 from toyllm.rl.presets import format_option
-from toyllm.text import fmt_size
+from toyllm.tables import fmt_size
 from toyllm.trainable import TrainableLLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # python tools/train_cli.py 时也能 import tools.checkpoint

@@ -8,7 +8,7 @@ toyllm：第 6 讲「规模与强化学习」的课程配套包。
     也不加载 matplotlib、ipywidgets。其余的按主题放在子模块里，用到时再导入：
         toyllm.exact（路径 pass@1 和梯度）、toyllm.sampler（向量化采样）、toyllm.rl（强化学习）、
         toyllm.imitation（SFT、STaR）、toyllm.evaluation（评估）、toyllm.scaling（规模定律）、
-        toyllm.plots / toyllm.plotstyle（画图）、toyllm.widgets（小部件）……
+        toyllm.plots / toyllm.plotstyle（画图）、toyllm.dashboards（作业的控制面板）……
     写 `import toyllm` 之后直接用 `toyllm.rl.train` 也可以：第一次用到 toyllm.rl 时才导入它（见 __getattr__）。
     速度：python tools/bench_import.py 打印导入用时。
 """
@@ -31,7 +31,7 @@ from .trainable import (HARD_CONTEXTS, TEMPERATURE, TrainableLLM, add_grad, appl
 # pass@k 的无偏估计（Chen et al. 2021）
 from .estimators import pass_at_k
 # 打印对齐的中文表格、条形图、模型大小
-from .text import bar, display_width, fmt_size, mean, pad
+from .tables import bar, display_width, fmt_size, mean, pad
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """
 作业面板的图：REINFORCE 梯度估计（作业一）、pass@k 的两种估计（作业二）。
 
-【思路】数据来自 widgets 的面板逻辑函数；和 plots 里的图一样：ax= / axes= 给了就画进去，不给就新建一张图。
+【思路】数据来自 dashboards 的面板逻辑函数；和 plots 里的图一样：ax= / axes= 给了就画进去，不给就新建一张图。
     plots 转出这里的名字（from toyllm.plots import plot_gradient_estimates 照样能用）。
 """
 
@@ -14,7 +14,7 @@ from .plotstyle import given_axes, log2_axis, new_or_given, pyplot
 
 def plot_gradient_estimates(result, axes=None):
     """
-    REINFORCE 梯度估计 vs 精确梯度（作业一的面板，数据来自 widgets.run_gradient_dashboard_logic）。
+    REINFORCE 梯度估计 vs 精确梯度（作业一的面板，数据来自 dashboards.run_gradient_dashboard_logic）。
 
     【思路】左：每个情境（所选做法那一列）的精确梯度（灰条），无基线和留一法基线两种估计的平均 ± 标准差；
         右：所选情境、所选做法那个数的 repeats 次估计的直方图，竖线是精确值。
@@ -60,7 +60,7 @@ def plot_pass_at_k_estimates(result, estimator="both", ax=None):
     """
     从 n 份样本估计 pass@k：精确值（黑线）和无偏 / 有偏估计的平均 ± 1 个标准差（作业二的面板）。
 
-    【参数】result：widgets.run_passk_dashboard_logic 的结果（属性 ks、exact、unbiased、biased、n）；
+    【参数】result：dashboards.run_passk_dashboard_logic 的结果（属性 ks、exact、unbiased、biased、n）；
         estimator："unbiased" / "biased" / "both"；ax：画到已有的坐标轴上（默认新建一张 8 × 4.6 英寸的图）
     【返回】画了图的 Axes
     """

@@ -9,26 +9,17 @@ import random
 
 from .arithmetic import CONTEXT_NAMES, CONTEXTS, make_problem_set
 from .exact import exact_pass_at_1
-from .text import bar, pad
+from .tables import bar, pad
 from .toy_llm import ToyLLM
 from .trainable import TrainableLLM, context_report, evaluate, sft
 
 
-def context_table(before, after=None):
-    """把每个情境下选 correct 的概率排成中文表格（字符串）。【参数】before / after：TrainableLLM"""
-    head = pad("情境", 26) + pad("π(correct)", 12, "right")
-    if after is not None:
-        head += pad("训练后", 10, "right") + "  变化"
-    lines = [head]
+def context_table(before, after):
+    """训练前后每个情境下选 correct 的概率，排成中文表格（字符串）。【参数】before / after：TrainableLLM"""
+    lines = [pad("情境", 26) + pad("π(correct)", 12, "right") + pad("训练后", 10, "right") + "  变化"]
     for key in CONTEXTS:
-        p = before.p_correct(key)
-        line = pad(CONTEXT_NAMES[key], 26) + f"{p:12.3f}"
-        if after is not None:
-            q = after.p_correct(key)
-            line += f"{q:10.3f}  {q - p:+.3f} {bar(q, 12)}"
-        else:
-            line += "  " + bar(p, 12)
-        lines.append(line)
+        p, q = before.p_correct(key), after.p_correct(key)
+        lines.append(pad(CONTEXT_NAMES[key], 26) + f"{p:12.3f}{q:10.3f}  {q - p:+.3f} {bar(q, 12)}")
     return "\n".join(lines)
 
 

@@ -250,16 +250,12 @@ def check_kernel(timeout=None):
         try:
             proc = subprocess.run([exe, "-c", code], cwd=empty, env={**os.environ, **extra_env},
                                   capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=timeout)
-        except FileNotFoundError:
-            return CheckResult(name, False, f"内核 {KERNEL_NAME}（{where}）的解释器 {exe} 不存在", True, fix)
-        except PermissionError:
-            return CheckResult(name, False, f"内核 {KERNEL_NAME}（{where}）的解释器 {exe} 不能运行（没有执行权限）",
-                               True, fix)
         except subprocess.TimeoutExpired:
             return CheckResult(name, False, f"用内核的解释器 {exe} 导入 toyllm 超过 {timeout} 秒没有结束", True,
                                "再运行一次试试（第一次导入可能较慢）；仍然超时请检查这个 Python 能否正常启动")
-        except OSError as e:
-            return CheckResult(name, False, f"内核的解释器 {exe} 无法启动（{e}）", True, fix)
+        except OSError as e:                               # 解释器不存在、没有执行权限……
+            why = {FileNotFoundError: "不存在", PermissionError: "不能运行（没有执行权限）"}.get(type(e), f"无法启动（{e}）")
+            return CheckResult(name, False, f"内核 {KERNEL_NAME}（{where}）的解释器 {exe} {why}", True, fix)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["（没有输出）"])[-1]
         return CheckResult(name, False, f"内核 {KERNEL_NAME} 用的 {exe} 不能 import toyllm：{last}", True, fix)

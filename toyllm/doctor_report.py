@@ -32,40 +32,32 @@ class CheckResult:
         return out
 
 
-class DoctorReport:
+class DoctorReport(tuple):
     """
-    全部检查的结果（run_doctor 的返回值）。
+    全部检查的结果（run_doctor 的返回值）：CheckResult 的元组，外加结论。
 
-    【属性】results：tuple of CheckResult；ok：必需的项是否全部通过；failed：没通过的项（含可选的）
-    【Python 小知识】定义 __iter__ 和 __len__ 后，可以写 for r in report、len(report)；
+    【属性】ok：必需的项是否全部通过；failed：没通过的项（含可选的）；results：全部结果（就是它自己）
+    【Python 小知识】继承 tuple，所以 for r in report、len(report)、report[0] 都能直接用；
         __repr__ 决定它在 notebook 里作为单元格最后一个值时显示成什么。
     """
 
-    def __init__(self, results):
-        self.results = tuple(results)
+    @property
+    def results(self):
+        return tuple(self)
 
     @property
     def ok(self):
-        return all(r.ok for r in self.results if r.required)
+        return all(r.ok for r in self if r.required)
 
     @property
     def failed(self):
-        return tuple(r for r in self.results if not r.ok)
-
-    def __iter__(self):
-        return iter(self.results)
-
-    def __len__(self):
-        return len(self.results)
-
-    def __getitem__(self, i):
-        return self.results[i]
+        return tuple(r for r in self if not r.ok)
 
     def summary(self):
         """一行结论。"""
-        required = [r for r in self.results if r.required]
+        required = [r for r in self if r.required]
         bad_req = [r for r in required if not r.ok]
-        bad_opt = [r for r in self.results if not r.required and not r.ok]
+        bad_opt = [r for r in self if not r.required and not r.ok]
         if bad_req:
             text = f"有 {len(bad_req)} 项必需的检查没通过 ✗（见上面的“怎么办”）"
         else:

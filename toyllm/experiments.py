@@ -25,7 +25,7 @@ from .estimators import LEVEL, Estimate, make_estimate, sampling_stderr
 from .evaluation import best_of_k, default_ks, draw_samples, maj_at_k, mean_best_worst, pass_at_k_sampled
 from .exact import answer_pass_at_k, answer_probs, exact_pass_at_1
 from .sampler import prepare_problems
-from .text import pad
+from .tables import pad
 
 
 @dataclass(frozen=True)

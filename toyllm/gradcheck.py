@@ -28,7 +28,7 @@ from ._checks import as_array, as_callable, as_choice, as_instance, as_real
 from .arithmetic import CONTEXT_INDEX, CONTEXT_NAMES, CONTEXTS
 from .exact import correct_paths, expected_reward, log_expected_reward, mean_log_reward
 from .problems import check_problems
-from .text import display_width, pad
+from .tables import display_width, pad
 from .toy_llm import ToyLLM
 
 OBJECTIVES = ("expected_reward", "log_expected_reward", "mean_log_reward")

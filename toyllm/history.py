@@ -9,8 +9,7 @@ import contextlib
 from collections.abc import Mapping
 
 from ._checks import as_int, as_list
-from .display import Table, format_cell
-from .text import display_width, pad
+from .tables import Table, display_width, format_cell, pad
 
 
 class UnknownColumnError(KeyError):
@@ -152,7 +151,7 @@ class History(Mapping):
 
     def table(self, every=1, columns=None, last=True, rows=None):
         """
-        和 to_table 选同样的行和列，但返回一个 toyllm.display.Table：notebook 里显示成 HTML 表格，print 时是文字。
+        和 to_table 选同样的行和列，但返回一个 toyllm.tables.Table：notebook 里显示成 HTML 表格，print 时是文字。
 
         【参数】同 to_table 的 every、columns、last、rows
         【返回】Table（被中断时，说明写在表格下方）

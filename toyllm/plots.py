@@ -6,7 +6,7 @@
     · 统一的约定（和 pandas、seaborn 一样）：单张图的函数有参数 ax=，多张小图的函数有参数 axes=。
       不给时新建一张固定大小的图（pyplot）；给了就画进你给的坐标轴（不新建图、不改图的大小和排版，
       也不加总标题 —— 那些归图的主人管）。返回值总是画了东西的坐标轴：单张图返回 Axes，
-      多张小图返回 Axes 的 numpy 数组；要整张图就用 ax.figure。作业的控制面板（toyllm.widgets）
+      多张小图返回 Axes 的 numpy 数组；要整张图就用 ax.figure。作业的控制面板（toyllm.dashboards）
       正是把自己的坐标轴传进这些函数，所以面板和 notebook 走的是同一条画图的路。
     · 作业面板的两张图（plot_gradient_estimates、plot_pass_at_k_estimates）在 dashboard_plots.py，这里转出。
     · 画之前调用 plotstyle.use_chinese_font()：用包里自带的中文字体，没有系统中文字体也能显示；负号用 "-"。
@@ -25,7 +25,6 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ._checks import as_real
 from .arithmetic import CONTEXT_NAMES, CONTEXTS, OP_NAMES
 from .dashboard_plots import ESTIMATOR_NAMES, plot_gradient_estimates, plot_pass_at_k_estimates  # 转出
 from .plotstyle import given_axes, log2_axis, new_or_given, pyplot
@@ -270,11 +269,11 @@ def plot_scaling(data, title=None, axes=None):
 # 训练前后、训练曲线
 # =============================================================================
 def plot_context_bars(before, after, labels=("训练前", "训练后"), title="每个情境选「正确」的概率：训练前后",
-                      temperature=1.0, ax=None, values=True):
+                      ax=None, values=True):
     """
     训练前后每个情境选 correct 的概率，并排的横条。
 
-    【参数】before、after：两个模型（ToyLLM / TrainableLLM）；labels：两个图例名；title；temperature：≥ 0；
+    【参数】before、after：两个模型（ToyLLM / TrainableLLM）；labels：两个图例名；title；
         ax：画到已有的坐标轴上（默认新建一张 8 × 7 英寸的图）；values：是否在横条旁边写出概率
     【返回】画了图的 Axes
     【例子】plot_context_bars(TrainableLLM(1e9), trained_model)
@@ -285,9 +284,8 @@ def plot_context_bars(before, after, labels=("训练前", "训练后"), title="�
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") or len(labels) != 2:
         raise (ValueError if isinstance(labels, str) or hasattr(labels, "__len__") else TypeError)(
             f"labels 必须是两个图例名，例如 ('训练前', '训练后')，收到 {labels!r}")
-    temperature = as_real("temperature", temperature, low=0.0)
-    p0 = prob_table(before, temperature)[:, 0]
-    p1 = prob_table(after, temperature)[:, 0]
+    p0 = prob_table(before)[:, 0]
+    p1 = prob_table(after)[:, 0]
     y = np.arange(len(CONTEXTS))[::-1]
     fig, ax = new_or_given(ax, (8.0, 7.0))
     ax.barh(y + 0.2, p0, height=0.4, color="C7", label=labels[0])
@@ -361,11 +359,11 @@ def plot_training_curves(history, x="iteration", columns=None, labels=None, titl
 
 
 def _is_numeric(values):
+    """values 是不是一串（至少一个）数：默认画哪些列。"""
     try:
-        arr = np.asarray(values, dtype=float)
+        return _numeric("", values).size > 0
     except (TypeError, ValueError):
         return False
-    return arr.ndim == 1 and arr.size > 0
 
 
 def _numeric(name, values):

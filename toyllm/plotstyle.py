@@ -1,5 +1,6 @@
 """
-让 matplotlib 能画中文：注册 toyllm 自带的中文字体。
+图的样子：让 matplotlib 能画中文（注册 toyllm 自带的中文字体）、图的大小、坐标轴的小工具，和作业面板的图
+（字号、分辨率、转成 PNG、擦掉重画）。
 
 【思路】matplotlib 默认的字体 DejaVu Sans 里没有汉字，中文标题会变成一个个方框（□□□），
     还会报 "Glyph ... missing from font" 的警告；学生的电脑上也不一定装了中文字体。
@@ -16,9 +17,12 @@
     不画图的时候，`import toyllm` 不会顺带加载 matplotlib，启动更快。
 """
 
+import io
 from pathlib import Path
 
 import numpy as np
+
+from ._checks import as_real
 
 FONT_FILE = "ToyLLMSansSC-Regular.otf"
 FAMILY = "ToyLLM Sans SC"
@@ -135,6 +139,75 @@ def log2_axis(ax, ks):
     ax.minorticks_off()
 
 
+# =============================================================================
+# 作业面板（toyllm.dashboards）的图：字号、分辨率、转成 PNG、擦掉重画
+# =============================================================================
+FIG_DPI = 72
+"""面板里的图转成 PNG 时的分辨率（每英寸点数）：低一点，重画更快。"""
+
+DASHBOARD_STYLE = {"font.size": 13, "axes.titlesize": 14, "axes.labelsize": 13, "legend.fontsize": 11,
+                   "xtick.labelsize": 11, "ytick.labelsize": 11}
+"""面板里的图用的字号（matplotlib rcParams）：面板的图按原始像素显示，默认的 10 号字在浏览器里太小。"""
+
+
+def dashboard_style(logic):
+    """装饰器：面板的逻辑函数在 DASHBOARD_STYLE 的字号下画图（新建的图和复用的图一样大的字）。"""
+    import functools
+
+    @functools.wraps(logic)
+    def wrapper(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context(DASHBOARD_STYLE):
+            return logic(*args, **kwargs)
+
+    return wrapper
+
+
+def figure_png(fig, dpi=FIG_DPI):
+    """把 Figure 画成 PNG 字节。【例子】figure_png(fig)[:8] == b"\x89PNG\r\n\x1a\n\""""
+    if not hasattr(fig, "savefig"):
+        raise TypeError(f"fig 必须是 matplotlib 的 Figure，收到 {fig!r}"[:200])
+    dpi = as_real("dpi", dpi, 0.0, low_open=True)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return buf.getvalue()
+
+
+def owned(axes_or_ax, created):
+    """
+    画图函数新建的图（created 为 True）从 pyplot 里拿掉，返回它的 Figure。
+
+    【为什么】面板的图在重画之间要留着复用，如果留在 pyplot 里，inline 后端会在单元格结束时"顺手"再显示一遍；
+        所以图建好后立刻从 pyplot 里拿掉（plt.close），面板自己转成 PNG 显示。
+    """
+    fig = np.ravel(np.asarray(axes_or_ax, dtype=object))[0].figure
+    if created:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    return fig
+
+
+def wipe(ax):
+    """
+    擦掉坐标轴上画的东西（线、条、文字、图例），留下坐标轴本身和它的刻度，好让同一个画图函数再画一遍。
+
+    【为什么不用 ax.clear()】clear 会扔掉全部刻度对象，下一次画时要一个个重建、重新排版刻度文字，
+        这是重画里很贵的一步。同一个画图函数每次都会重新设置标题、刻度、范围，
+        所以只要擦掉画上去的东西、让坐标范围重新自动计算就够了。
+    """
+    for artist in [*ax.lines, *ax.patches, *ax.collections, *ax.texts, *ax.images]:
+        artist.remove()
+    ax.containers.clear()          # 容器（bar、errorbar）里的东西上面已经擦掉了；不用 Container.remove()：
+                                   # matplotlib 3.9 以前它会重复删除已经删掉的线，报 ValueError
+    if ax.legend_ is not None:
+        ax.legend_.remove()
+    ax.relim()
+    ax.set_autoscale_on(True)
+    ax.set_prop_cycle(None)                     # 颜色从 C0 重新开始
+
+
 __all__ = ["FALLBACK", "FAMILY", "FONT_FILE", "MAX_FIGURE_WIDTH_IN", "MIN_FONT_PT", "MIN_TEXT_PX", "OUTPUT_WIDTH_PX",
            "font_path", "use_chinese_font"]
-"""学生用的名字；pyplot、new_or_given、given_axes、log2_axis 是 plots / dashboard_plots 共用的小工具。"""
+"""学生用的名字；pyplot、new_or_given、given_axes、log2_axis 是 plots 用的小工具。"""

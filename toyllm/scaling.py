@@ -32,7 +32,7 @@ from .estimators import LEVEL, sampling_stderr
 from .exact import answer_probs, correct_paths, path_probs
 from .policy import prob_table
 from .sampler import prepare_problems, sample_rollouts
-from .text import fmt_size
+from .tables import fmt_size
 from .toy_llm import ToyLLM
 
 _GRID_B = np.geomspace(0.1, 10.0, 61)     # 起点网格：B 从 0.1 到 10（等比）

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ._checks import as_bool, as_instance, as_int, as_real, as_rng
 from .arithmetic import CONTEXT_INDEX, CONTEXTS, OPS, PROCEDURES, Problem, apply_op, step_hardness
-from .text import fmt_size
+from .tables import fmt_size
 
 REF_SIZE = 1e9
 ALPHA = {"add": 3.2, "sub": 3.0, "mul": 3.4}

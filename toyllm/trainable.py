@@ -36,7 +36,7 @@ from .arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, Problem, step_hardn
 from .entropy import entropy_and_grad
 from .estimators import pass_at_k
 from .problems import check_problems
-from .text import mean
+from .tables import mean
 from .toy_llm import Sample, ToyLLM, context_index, softmax
 
 TEMPERATURE = 1.0

@@ -36,8 +36,8 @@ from toyllm import (BUG_NAMES, CONTEXT_NAMES, PROCEDURE_NAMES, PROCEDURES, ToyLL
                     apply_op,
                     bar, context_key, evaluate, fmt_size, make_problem, make_problem_set, probs_for,
                     step_records)
-from toyllm.display import Table
 from toyllm.exact import answer_probs, exact_pass_at_1
+from toyllm.tables import Table
 
 problem = make_problem(random.Random(7), 5)
 print("题目：", problem, "= ?")

@@ -28,10 +28,10 @@ from toyllm import (ALPHA, BETA, BUG_NAMES, CONTEXT_NAMES, CONTEXTS, LOGIT_BUG, 
                     OP_NAMES, OP_SYMBOLS, OPS, PROCEDURE_NAMES, PROCEDURES, REF_SIZE, ToyLLM,
                     apply_op, bar,
                     bug_bites, fmt_size, make_problem_set, pad, step_hardness)
-from toyllm.display import Table
 from toyllm.exact import answer_probs, exact_pass_at_1
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
+from toyllm.tables import Table
 
 use_chinese_font()
 SIZES = (1e8, 1e9, 1e10, 1e11, 1e12)

@@ -26,7 +26,6 @@ from toyllm import (CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, Traina
                     apply_grads,
                     context_key, log_likelihood, make_problem, make_problem_set, pad, probs_for,
                     step_records)
-from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, expected_reward, grad_expected_reward
 from toyllm.gradcheck import compare_grads, finite_difference_grad
 from toyllm.plots import plot_context_bars
@@ -34,6 +33,7 @@ from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import base_logit_table, prob_table, softmax_rows
 from toyllm.rl import group_advantages, policy_loss, preset
 from toyllm.sampler import prepare_problems, sample_rollouts
+from toyllm.tables import Table
 
 use_chinese_font()
 np.set_printoptions(precision=4, suppress=True)

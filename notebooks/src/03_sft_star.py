@@ -27,7 +27,6 @@ from IPython.display import display
 from toyllm import (CONTEXT_NAMES, CONTEXTS, OP_SYMBOLS, PROCEDURE_NAMES, PROCEDURES, ToyLLM,
                     TrainableLLM, apply_op,
                     bug_bites, log_likelihood, sft)
-from toyllm.display import Table
 from toyllm.exact import exact_pass_at_1
 from toyllm.imitation import (distinct_mask, expert_iteration, hinted_rollouts,
                               rejection_sampling_ft,
@@ -37,6 +36,7 @@ from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
 from toyllm.rl import default_problems, score_vectors
 from toyllm.sampler import sample_rollouts
+from toyllm.tables import Table
 
 use_chinese_font()
 np.set_printoptions(precision=4, suppress=True)

@@ -29,7 +29,6 @@ import numpy as np
 from IPython.display import display
 
 from toyllm import ToyLLM, make_problem_set, pass_at_k
-from toyllm.display import Table
 from toyllm.evaluation import (SampleSet, best_of_k, best_of_n, draw_samples, maj_at_k, maj_vote,
                                pass_at_k_sampled,
                                verify)
@@ -38,6 +37,7 @@ from toyllm.experiments import compare_exact_sampled, evaluate_sampled, inferenc
 from toyllm.plots import plot_exact_vs_sampled, plot_pass_at_k, plot_scaling, plot_test_time_compute
 from toyllm.plotstyle import use_chinese_font
 from toyllm.scaling import scaling_curve
+from toyllm.tables import Table
 
 use_chinese_font()
 problems = make_problem_set(random.Random(0), 100, 3, 8)

@@ -30,7 +30,6 @@ import numpy as np
 from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, PROCEDURE_NAMES, PROCEDURES, TrainableLLM
-from toyllm.display import Table
 from toyllm.exact import correct_paths, exact_pass_at_1, grad_expected_reward
 from toyllm.imitation import expert_iteration, star
 from toyllm.plots import plot_context_bars
@@ -40,6 +39,7 @@ from toyllm.rl import (PRESETS, default_problems, group_advantages, policy_loss,
                        presets_table, step_rewards,
                        train)
 from toyllm.sampler import prepare_problems, sample_rollouts
+from toyllm.tables import Table
 
 use_chinese_font()
 np.set_printoptions(precision=4, suppress=True)

@@ -25,7 +25,6 @@ import numpy as np
 from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM
-from toyllm.display import Table
 from toyllm.exact import correct_paths
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
@@ -33,6 +32,7 @@ from toyllm.rl import (aggregation_weights, clipped_surrogate, default_problems,
                        group_advantages,
                        kl_estimates, policy_loss, preset, step_rewards, train)
 from toyllm.sampler import prepare_problems, sample_rollouts
+from toyllm.tables import Table
 
 use_chinese_font()
 train_set, heldout = default_problems(0)

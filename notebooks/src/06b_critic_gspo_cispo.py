@@ -27,7 +27,6 @@ import numpy as np
 from IPython.display import display
 
 from toyllm import TrainableLLM
-from toyllm.display import Table
 from toyllm.exact import correct_paths, grad_expected_reward
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
@@ -35,6 +34,7 @@ from toyllm.rl import (RLConfig, clipped_surrogate, critic, default_problems, di
                        group_advantages, losses,
                        policy_loss, preset, train)
 from toyllm.sampler import prepare_problems, sample_rollouts
+from toyllm.tables import Table
 
 use_chinese_font()
 train_set, heldout = default_problems(0)

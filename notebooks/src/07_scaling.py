@@ -26,12 +26,12 @@ import numpy as np
 from IPython.display import display
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, TrainableLLM, fmt_size
-from toyllm.display import Table
 from toyllm.exact import (answer_pass_at_k, answer_probs, correct_paths, exact_pass_at_1,
                           step_right_probs)
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import default_problems, preset, train
 from toyllm.scaling import fit_sigmoid, reach_target, sigmoid_curve
+from toyllm.tables import Table
 
 use_chinese_font()
 train_set, heldout = default_problems(0)

@@ -28,12 +28,12 @@ from IPython.display import display
 from toyllm import ToyLLM, TrainableLLM
 from toyllm import tinylm as tl
 from toyllm.arithmetic import CONTEXT_NAMES, make_problem_set
-from toyllm.display import Table
 from toyllm.estimators import estimate_mean, verdict
 from toyllm.exact import correct_paths
 from toyllm.plots import plot_training_curves
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import preset, train
+from toyllm.tables import Table
 from toyllm.toy_llm import softmax
 
 use_chinese_font()

@@ -27,9 +27,9 @@ from IPython.display import display
 
 from toyllm import tinylm as tl
 from toyllm.arithmetic import make_problem_set
-from toyllm.display import Table
 from toyllm.estimators import verdict
 from toyllm.plotstyle import use_chinese_font
+from toyllm.tables import Table
 
 use_chinese_font()
 numbers = json.loads(Path("../lectures/figures/numbers.json").read_text(encoding="utf-8"))

@@ -232,7 +232,7 @@ def _drive_dashboard(chromium, base, token):
             natural, shown = img.evaluate("e => [e.naturalWidth, e.getBoundingClientRect().width]")
             assert natural > 500
             # 面板的图缩放以后，最小的字（DASHBOARD_STYLE 里最小的字号，按 FIG_DPI 画）不小于 MIN_TEXT_PX 像素
-            from toyllm.dashboard import DASHBOARD_STYLE, FIG_DPI
+            from toyllm.dashboards import DASHBOARD_STYLE, FIG_DPI
             from toyllm.plotstyle import MIN_TEXT_PX
             smallest = min(DASHBOARD_STYLE.values()) * FIG_DPI / 72 * shown / natural
             assert smallest >= MIN_TEXT_PX, f"面板的图被缩小了，最小的字只有 {smallest:.1f} 像素"

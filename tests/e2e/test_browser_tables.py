@@ -1,5 +1,5 @@
 """
-notebook 里的 HTML 表格（toyllm.display.Table）在真实浏览器里：中文、"≥"、"±" 不错位，1280 像素宽的窗口里不折行、不超出。
+notebook 里的 HTML 表格（toyllm.tables.Table）在真实浏览器里：中文、"≥"、"±" 不错位，1280 像素宽的窗口里不折行、不超出。
 
 【运行】`python -m pytest -m browser tests/e2e/test_browser_tables.py`。和 tests/e2e/test_browser.py 一样用 Debian 的无头 chromium
 （由 Python 版 Playwright 驱动，不运行 playwright install）；没有时跳过，TOYLLM_REQUIRE_BROWSER=1 时改为失败。

@@ -26,7 +26,7 @@ TIMEOUT_MS = 180_000
 def test_every_dashboard_notebook_only_calls_a_public_entry_point():
     import nbformat
 
-    import toyllm.widgets
+    import toyllm.dashboards
 
     pages = sorted(DASHBOARDS.glob("*.ipynb"))
     assert [p.stem for p in pages] == ["hw1_gradient", "hw2_passk", "hw3_grpo"]
@@ -35,8 +35,8 @@ def test_every_dashboard_notebook_only_calls_a_public_entry_point():
         code = [c.source for c in nb.cells if c.cell_type == "code"]
         assert len(code) == 1, f"{path.name} 应当只有一个代码单元格"
         name = code[0].splitlines()[-1].removesuffix("()")
-        assert code[0] == f"from toyllm.widgets import {name}\n\n{name}()", code[0]
-        assert callable(getattr(toyllm.widgets, name)), f"{path.name}：toyllm.widgets 里没有 {name}"
+        assert code[0] == f"from toyllm.dashboards import {name}\n\n{name}()", code[0]
+        assert callable(getattr(toyllm.dashboards, name)), f"{path.name}：toyllm.dashboards 里没有 {name}"
         assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{path.name} 不应提交输出"
 
 
@@ -94,7 +94,7 @@ def test_moving_a_slider_redraws_the_figure(voila):
             before = page.evaluate(FIGURE)
             body = page.inner_text("body")
             assert "面板" in body or "作业" in body
-            assert "from toyllm.widgets" not in body and "_dashboard()" not in body, "Voilà 页面上不应显示代码"
+            assert "from toyllm.dashboards" not in body and "_dashboard()" not in body, "Voilà 页面上不应显示代码"
 
             # 按名字找滑块（例如标签是"迭代次数"的那一个）；键盘 Home 把它拨到最小值（松开才重算的滑块也会重算）
             slider = page.locator(".widget-slider", has=page.get_by_text(label, exact=True)).get_by_role("slider")

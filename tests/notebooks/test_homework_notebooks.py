@@ -221,7 +221,7 @@ def test_hw3_try_it_says_which_implementation_to_choose():
     block = last.split("## 试一试")[1]
     for i in uses_dropdown:
         item = block.split(f"{i + 1}. ")[1].split(f"\n{i + 2}. ")[0]
-        from toyllm.widgets import PACKAGE
+        from toyllm.dashboards import PACKAGE
         assert f"「{PACKAGE}」" in item, f"用到「优势」下拉框的一步要说先选「{PACKAGE}」（面板上那个选项的原名）"
 
 
@@ -231,7 +231,7 @@ def test_hw3_names_only_controls_the_dashboard_has():
     「正确」是做法的名字（条形图的标题），不是控件。
     """
     pytest.importorskip("ipywidgets")
-    from toyllm.widgets import grpo_dashboard
+    from toyllm.dashboards import grpo_dashboard
 
     dash = grpo_dashboard(advantage_fn=lambda r, g: r, surrogate_fn=lambda *a: a[0], iters=5)
     names = set()

@@ -9,7 +9,7 @@
 import types
 
 from .._checks import as_list
-from ..text import display_width, pad
+from ..tables import display_width, pad
 from .config import RLConfig, option_label
 from .surrogates import peers_hint
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._checks import as_int, as_list
 from ..arithmetic import CONTEXT_NAMES, CONTEXTS, Problem, apply_op, bug_bites, step_hardness
 from ..blas import one_blas_thread
-from ..display import Table
+from ..tables import Table
 from ..estimators import pass_at_k
 from ..problems import check_problems
 from ..toy_llm import ToyLLM, softmax
@@ -102,7 +102,7 @@ def step_errors(model, problems):
 
 def step_error_table(counts, toy=None):
     """
-    step_errors 的结果画成一张表（toyllm.display.Table）：每个情境一行。
+    step_errors 的结果画成一张表（toyllm.tables.Table）：每个情境一行。
 
     【参数】counts：step_errors 的返回值；toy：玩具模型（toyllm.ToyLLM 或 TrainableLLM，可选）：
         给了就加三列，它在这个情境第一步的 π(correct)、π(bug)、π(careless)

@@ -40,7 +40,7 @@ from toyllm.exact import grad_expected_reward
 from toyllm.gradcheck import compare_grads, finite_difference_grad
 from toyllm.homework.hw1 import check_estimate_vs_exact, check_grad_log_softmax, check_solution_grad
 from toyllm.plotstyle import use_chinese_font
-from toyllm.text import pad
+from toyllm.tables import pad
 
 use_chinese_font()
 model = TrainableLLM(1e9)
@@ -248,7 +248,7 @@ else:
 
 # %%
 from toyllm.exact import exact_pass_at_1
-from toyllm.widgets import run_gradient_dashboard_logic
+from toyllm.dashboards import run_gradient_dashboard_logic
 
 print("模型    路径 pass@1    标准差之比（这个数）    方差和之比（36 个数）")
 for size in (1e7, 1e8, 1e9, 1e11):
@@ -270,7 +270,7 @@ for size in (1e7, 1e8, 1e9, 1e11):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from toyllm.widgets import gradient_dashboard
+from toyllm.dashboards import gradient_dashboard
 
 gradient_dashboard()
 

@@ -113,7 +113,7 @@ for k in ks:
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from toyllm.widgets import passk_dashboard
+from toyllm.dashboards import passk_dashboard
 
 passk_dashboard(n=8, pass_at_k_fn=pass_at_k_unbiased if ok_passk else None)
 

@@ -216,7 +216,7 @@ for mu in (1, 4, 8):
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-from toyllm.widgets import grpo_dashboard
+from toyllm.dashboards import grpo_dashboard
 
 grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_fn"])
 

@@ -15,9 +15,9 @@ PKG = ROOT / "toyllm"
 
 # 从下到上。同一层的模块可以互相导入（但不能成环）；上层可以导入下层；下层导入上层就是错的。
 LAYERS = [
-    ("基础：参数检查、文字、题目、BLAS 内核、softmax、熵、优化器、写文件", ["_checks", "text", "display", "estimators", "arithmetic_np",
-                                                     "arithmetic",
-                                                     "problems", "blas", "logits", "entropy", "optim", "files", "saving"]),
+    ("基础：参数检查、表格和文字（text、display 是它的旧名字）、题目、BLAS 内核、softmax、熵、优化器、写文件",
+     ["_checks", "tables", "text", "display", "estimators", "arithmetic_np", "arithmetic", "problems", "blas", "logits",
+      "entropy", "optim", "files", "saving"]),
     ("模型", ["toy_llm"]),
     ("可训练的模型", ["trainable"]),
     ("策略表", ["policy"]),
@@ -32,15 +32,16 @@ LAYERS = [
     ("verl / TRL 的那一层（toyllm.peers：登记进 RL 的登记表；本包从不导入它）",
      ["peers.rows", "peers.losses", "peers.advantages", "peers.cs336", "peers.table", "peers.options", "peers.convert",
       "peers"]),
-    ("评估、画图、保存、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
-                               "doctor_report", "doctor"]),
+    ("评估、画图、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
+                         "doctor_report", "doctor"]),
     ("小 transformer：题目写成文字", ["tinylm.text"]),
     ("小 transformer：各层（前向和反向）", ["tinylm.layers"]),
     ("小 transformer：模型、生成、保存", ["tinylm.model"]),
     ("小 transformer：训练、分析", ["tinylm.analysis", "tinylm.policy", "tinylm.train"]),
     ("小 transformer：预训练的网络（配方、权重文件）、包的入口", ["tinylm.pretraining", "tinylm"]),
-    ("界面、作业、入口", ["dashboard", "widgets", "homework", "homework.framework", "homework.hw1", "homework.hw2", "homework.hw3",
-                         "__main__", ""]),
+    ("界面（dashboard、widgets 是 dashboards 的旧名字）、作业、入口", ["dashboards", "dashboard", "widgets", "homework",
+                                                                "homework.framework", "homework.hw1", "homework.hw2",
+                                                                "homework.hw3", "__main__", ""]),
 ]
 LAYER_OF = {name: i for i, (_, names) in enumerate(LAYERS) for name in names}
 TOP = len(LAYERS) - 1

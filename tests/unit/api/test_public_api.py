@@ -134,7 +134,7 @@ def _compared():
 
 
 def _passk_result():
-    from toyllm.widgets import run_passk_dashboard_logic
+    from toyllm.dashboards import run_passk_dashboard_logic
 
     return run_passk_dashboard_logic(n=2, repeats=2, n_problems=2)[0]
 
@@ -152,7 +152,7 @@ def _rl_config():
 
 
 def _grad_result():
-    from toyllm.widgets import run_gradient_dashboard_logic
+    from toyllm.dashboards import run_gradient_dashboard_logic
 
     return run_gradient_dashboard_logic(n_samples=2, repeats=3, n_problems=2)[0]
 
@@ -268,29 +268,29 @@ CASES = [
     Case("plots.plot_test_time_compute", lambda: dict(data=_curves()), {"data": "mapping", "by": "choice", "axes": "axes"}),
     Case("plots.plot_scaling", lambda: dict(data=_scaling()), {"data": "mapping", "axes": "axes"}),
     Case("plots.plot_context_bars", lambda: dict(before=ToyLLM(1e9), after=_model()),
-         {"before": "model", "after": "model", "temperature": "temperature", "labels": "text", "ax": "axes"}),
+         {"before": "model", "after": "model", "labels": "text", "ax": "axes"}),
     Case("plots.plot_training_curves", lambda: dict(history=_history()),
          {"history": "mapping", "columns": "columns", "axes": "axes"}),
     Case("plots.plot_exact_vs_sampled", lambda: dict(results=_compared()), {"results": "problems", "ax": "axes"}),
     Case("plots.plot_gradient_estimates", lambda: dict(result=_grad_result()), {"result": "text", "axes": "axes"}),
     Case("plots.plot_pass_at_k_estimates", lambda: dict(result=_passk_result()),
          {"result": "text", "estimator": "choice", "ax": "axes"}),
-    Case("widgets.figure_png", lambda: dict(fig=_axes(1)[0].figure), {"fig": "text", "dpi": "positive"}),
-    Case("widgets.run_gradient_dashboard_logic", lambda: dict(n_samples=2, repeats=2, n_problems=2),
+    Case("plotstyle.figure_png", lambda: dict(fig=_axes(1)[0].figure), {"fig": "text", "dpi": "positive"}),
+    Case("dashboards.run_gradient_dashboard_logic", lambda: dict(n_samples=2, repeats=2, n_problems=2),
          {"size": "positive", "n_samples": "count", "context": "context", "procedure": "choice", "repeats": "count",
           "n_problems": "count", "seed": "count", "axes": "axes"}),
-    Case("widgets.run_passk_dashboard_logic", lambda: dict(n=2, repeats=2, n_problems=2),
+    Case("dashboards.run_passk_dashboard_logic", lambda: dict(n=2, repeats=2, n_problems=2),
          {"size": "positive", "n": "count", "temperature": "positive", "estimator": "choice", "repeats": "count",
           "n_problems": "count", "seed": "count", "pass_at_k_fn": "callable", "axes": "axes"}),
-    Case("widgets.run_grpo_dashboard_logic", lambda: dict(iters=1),
+    Case("dashboards.run_grpo_dashboard_logic", lambda: dict(iters=1),
          {"lr": "number", "group_size": "count", "size": "positive", "temperature": "positive", "iters": "count",
           "seed": "count", "advantage": "choice", "estimator": "choice", "advantage_fn": "callable", "axes": "axes"}),
-    Case("widgets.gradient_dashboard", lambda: dict(n_samples=2, repeats=2, n_problems=2),
+    Case("dashboards.gradient_dashboard", lambda: dict(n_samples=2, repeats=2, n_problems=2),
          {"size": "positive", "n_samples": "count", "context": "context", "procedure": "choice", "seed": "count"}),
-    Case("widgets.passk_dashboard", lambda: dict(n=2, repeats=2, n_problems=2),
+    Case("dashboards.passk_dashboard", lambda: dict(n=2, repeats=2, n_problems=2),
          {"size": "positive", "n": "count", "temperature": "positive", "estimator": "choice", "seed": "count",
           "pass_at_k_fn": "callable"}),
-    Case("widgets.grpo_dashboard", lambda: dict(iters=1),
+    Case("dashboards.grpo_dashboard", lambda: dict(iters=1),
          {"advantage_fn": "callable", "surrogate_fn": "callable", "lr": "number", "group_size": "count",
           "iters": "count", "size": "positive", "temperature": "positive", "advantage": "choice", "estimator": "choice"}),
     # ---- 模型（rl 分支） -------------------------------------------------------------------

@@ -1,12 +1,12 @@
-"""toyllm.display.Table：notebook 里是 HTML 表格，终端里是按显示宽度对齐的文字；History.table 用它。"""
+"""toyllm.tables.Table：notebook 里是 HTML 表格，终端里是按显示宽度对齐的文字；History.table 用它。"""
 
 import re
 
 import pytest
 
-from toyllm.display import Table, format_cell
+from toyllm.tables import Table, format_cell
 from toyllm.history import History
-from toyllm.text import display_width
+from toyllm.tables import display_width
 
 
 def test_text_form_aligns_by_display_width_with_chinese_and_symbols():

@@ -212,7 +212,7 @@ def _given(n):
 
 
 def _dashboard_results():
-    from toyllm.widgets import run_gradient_dashboard_logic, run_passk_dashboard_logic
+    from toyllm.dashboards import run_gradient_dashboard_logic, run_passk_dashboard_logic
 
     grad, _ = run_gradient_dashboard_logic(n_samples=3, repeats=10, n_problems=4)
     passk, _ = run_passk_dashboard_logic(n=4, repeats=3, n_problems=4)

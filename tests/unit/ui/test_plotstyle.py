@@ -235,6 +235,6 @@ def test_no_figure_wider_than_max_figure_width():
                     and isinstance(node.value.elts[0], ast.Constant)
                     and node.value.elts[0].value > plotstyle.MAX_FIGURE_WIDTH_IN):
                 bad.append(f"{path.relative_to(ROOT)}:{node.lineno} figsize={ast.unparse(node.value)}")
-    known = {"toyllm/dashboard_plots.py"}     # Voilà 面板：自己的页面和字号（dashboard.DASHBOARD_STYLE，≥ 11 磅）
+    known = {"toyllm/dashboard_plots.py"}     # Voilà 面板：自己的页面和字号（plotstyle.DASHBOARD_STYLE，≥ 11 磅）
     bad = [b for b in bad if b.split(":")[0] not in known]
     assert not bad, f"图比 {plotstyle.MAX_FIGURE_WIDTH_IN} 英寸宽，缩小以后字太小：\n" + "\n".join(bad)

@@ -1,5 +1,5 @@
 """
-控制面板（toyllm.widgets）：逻辑函数直接测；面板本身（ipywidgets.interactive_output）建好以后改控件的值，
+控制面板（toyllm.dashboards）：逻辑函数直接测；面板本身（ipywidgets.interactive_output）建好以后改控件的值，
 看面板记下的说明、图和结果。没有安装 ipywidgets 时，面板的测试跳过（逻辑函数的测试照常运行）。
 速度不在这里测（见 tools/bench_widgets.py）。
 """
@@ -11,8 +11,8 @@ import pytest
 
 from toyllm import TrainableLLM, make_problem_set
 from toyllm.exact import answer_pass_at_k, grad_expected_reward
-from toyllm import widgets
-from toyllm.widgets import (FIG_DPI, Dashboard, figure_png, run_gradient_dashboard_logic, run_grpo_dashboard_logic,
+from toyllm import dashboards
+from toyllm.dashboards import (FIG_DPI, Dashboard, figure_png, run_gradient_dashboard_logic, run_grpo_dashboard_logic,
                             run_passk_dashboard_logic)
 
 
@@ -27,7 +27,7 @@ def _suptitle(fig):
 
 @pytest.fixture(autouse=True)
 def _pyplot_figures_before():
-    """逻辑函数不能把图留在 pyplot 里（见 toyllm.widgets 的说明）：记下测试开始时 pyplot 里已有的图。"""
+    """逻辑函数不能把图留在 pyplot 里（见 toyllm.dashboards 的说明）：记下测试开始时 pyplot 里已有的图。"""
     import matplotlib.pyplot as plt
 
     _FIGNUMS[:] = plt.get_fignums()
@@ -184,8 +184,8 @@ def test_logic_functions_draw_with_the_plot_functions(monkeypatch):
     """一条画图的路：面板的图就是 toyllm.plots 的画图函数画的。"""
     calls = []
     for name in ("plot_gradient_estimates", "plot_pass_at_k_estimates", "plot_training_curves", "plot_context_bars"):
-        real = getattr(widgets, name)
-        monkeypatch.setattr(widgets, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+        real = getattr(dashboards, name)
+        monkeypatch.setattr(dashboards, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
     run_gradient_dashboard_logic(n_samples=2, repeats=2, n_problems=2)
     run_passk_dashboard_logic(n=2, repeats=2, n_problems=2)
     run_grpo_dashboard_logic(iters=1)
@@ -201,7 +201,7 @@ def _widgets():
 
 def test_grpo_dashboard_set_values():
     w = _widgets()
-    from toyllm.widgets import grpo_dashboard
+    from toyllm.dashboards import grpo_dashboard
 
     dash = grpo_dashboard(iters=5)
     assert set(dash.controls) == {"lr", "group_size", "eps_low", "eps_high", "mu", "beta", "estimator",
@@ -226,7 +226,7 @@ def test_grpo_dashboard_set_values():
 
 def test_dashboard_shows_errors_instead_of_raising(capsys):
     _widgets()
-    from toyllm.widgets import grpo_dashboard
+    from toyllm.dashboards import grpo_dashboard
 
     dash = grpo_dashboard(iters=5)
 
@@ -246,7 +246,7 @@ def _adv(rewards, group_size):
 
 def test_grpo_dashboard_with_student_functions_and_bad_defaults():
     _widgets()
-    from toyllm.widgets import grpo_dashboard
+    from toyllm.dashboards import grpo_dashboard
 
     dash = grpo_dashboard(advantage_fn=_adv, iters=5)
     use_mine, advantage = dash.controls["use_mine"], dash.controls["advantage"]
@@ -270,7 +270,7 @@ def test_grpo_dashboard_with_student_functions_and_bad_defaults():
 
 def test_grpo_dashboard_with_only_a_surrogate_keeps_the_advantage_option():
     _widgets()
-    from toyllm.widgets import grpo_dashboard
+    from toyllm.dashboards import grpo_dashboard
 
     dash = grpo_dashboard(surrogate_fn=lambda ratio, a, lo, hi: -np.minimum(ratio * a, np.clip(ratio, 1 - lo, 1 + hi) * a),
                           iters=5)
@@ -280,7 +280,7 @@ def test_grpo_dashboard_with_only_a_surrogate_keeps_the_advantage_option():
 
 def test_gradient_and_passk_dashboards():
     _widgets()
-    from toyllm.widgets import gradient_dashboard, passk_dashboard
+    from toyllm.dashboards import gradient_dashboard, passk_dashboard
 
     g = gradient_dashboard(n_samples=3, repeats=10, n_problems=5)
     assert "每题 3 份" in g.text and g.text.startswith("实现：包里的参考实现")
@@ -312,7 +312,7 @@ def test_missing_ipywidgets_gives_a_clear_message(monkeypatch):
     """没有 ipywidgets 时，面板报中文的 ImportError；逻辑函数照常可用（上面的测试）。"""
     import sys
 
-    from toyllm.widgets import grpo_dashboard
+    from toyllm.dashboards import grpo_dashboard
 
     monkeypatch.setitem(sys.modules, "ipywidgets", None)          # 让 import ipywidgets 失败
     with pytest.raises(ImportError, match="控制面板需要 ipywidgets"):
