@@ -3,7 +3,6 @@
 """
 
 import importlib
-from pathlib import Path
 
 import pytest
 from paths import ROOT
