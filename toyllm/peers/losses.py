@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .._checks import as_float_array, as_real
+from .._checks import as_float_array, as_generator, as_real
 from ..rl.surrogates import Surrogate, register_policy_loss, truncated_is_weights
 
 LOG_RATIO_BOUND = 20.0
@@ -159,8 +159,7 @@ def clip_cov_surrogate(log_ratio, adv, logp, mask, eps_low=0.2, eps_high=0.2, *,
     eps_high = as_real("eps_high", eps_high, 0.0, allow_inf=True)
     ratio = as_real("ratio", ratio, 0.0, low_open=True)
     lb, ub = as_real("lb", lb), as_real("ub", ub)
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng 必须是 numpy.random.Generator（例如 np.random.default_rng(0)；Clip-Cov 随机挑步用），收到 {rng!r}")
+    as_generator("rng", rng, "；Clip-Cov 随机挑步用")
     rho = np.exp(lr)
     pg1, pg2 = -a * rho, -a * np.clip(rho, 1.0 - eps_low, 1.0 + eps_high)
     by_clip = m & (pg2 > pg1)
