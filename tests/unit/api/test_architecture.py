@@ -16,7 +16,7 @@ PKG = ROOT / "toyllm"
 # 从下到上。同一层的模块可以互相导入（但不能成环）；上层可以导入下层；下层导入上层就是错的。
 LAYERS = [
     ("基础：参数检查、表格和文字（text、display 是它的旧名字）、题目、BLAS 内核、softmax、熵、优化器、写文件",
-     ["_checks", "tables", "text", "display", "estimators", "arithmetic_np", "arithmetic", "problems", "blas", "logits",
+     ["_checks", "_moved", "tables", "text", "display", "estimators", "arithmetic_np", "arithmetic", "problems", "blas", "logits",
       "entropy", "optim", "files", "saving"]),
     ("模型", ["toy_llm"]),
     ("可训练的模型", ["trainable"]),
