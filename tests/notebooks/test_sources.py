@@ -162,9 +162,12 @@ COMMIT_OR_LINE = re.compile(r"\b[0-9a-f]{8,40}\b|#L\d+|\.py:\d+")
 """说明里不该有的出处细节：commit、文件的行号。"""
 
 
-@pytest.mark.parametrize("rel", sorted(core_docstrings()))
+CORE = core_docstrings()
+
+
+@pytest.mark.parametrize("rel", sorted(CORE))
 def test_the_students_package_names_sources_without_marks_or_line_numbers(rel):
-    text = core_docstrings()[rel]
+    text = CORE[rel]
     assert not MARK.findall(text), f"{rel} 的说明里有来源编号 {MARK.findall(text)[:3]}：出处写在 lectures/sources.md"
     found = [m.group(0) for m in COMMIT_OR_LINE.finditer(text) if not m.group(0).isdigit()]
     assert not found, f"{rel} 的说明里有 commit 或行号 {found[:3]}：出处写在 lectures/sources.md"
