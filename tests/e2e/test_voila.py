@@ -81,6 +81,22 @@ def _make_voila_args(dashboard):
 FIGURE = "() => { const i = [...document.querySelectorAll('.widget-output img')].pop(); return i ? i.src : null; }"
 
 
+def _open_first_page(page, base, dashboard):
+    """
+    打开面板的网页。机器很忙时，一个新的 Voilà 的第一个页面偶尔一直不结束（notebook 已经运行完、内核空闲，
+    页面却没有发完：Voilà 0.5 / ipykernel 的问题，根源没有找到，见 make test 的说明）；同一个服务器的下一个页面
+    不会这样。学生遇到时刷新一下就好（README 的常见问题）。所以第一次最多等 90 秒，不行就打印一行、再打开一次；
+    第二次还打不开就失败。
+    """
+    from playwright.sync_api import TimeoutError as PageTimeout
+
+    try:
+        page.goto(base + "/", timeout=90_000)
+    except PageTimeout:
+        print(f"Voilà（{dashboard}）的第一个页面 90 秒没有打开，刷新一次")
+        page.goto(base + "/")
+
+
 def test_moving_a_slider_redraws_the_figure(voila):
     base, label, dashboard = voila
     ARTIFACTS.mkdir(exist_ok=True)
@@ -89,7 +105,7 @@ def test_moving_a_slider_redraws_the_figure(voila):
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         try:
-            page.goto(base + "/")
+            _open_first_page(page, base, dashboard)
             page.wait_for_function(f"() => ({FIGURE})() && ({FIGURE})().startsWith('data:image/png')")
             before = page.evaluate(FIGURE)
             body = page.inner_text("body")
