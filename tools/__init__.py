@@ -11,7 +11,10 @@
     codelines.py             数代码行（文档字符串、注释、空行不算）
     train_cli.py             在命令行上用任意预设训练（选项由 RLConfig 的字段生成），可以保存模型和曲线
     checkpoint.py            保存、读取模型和训练记录（JSON，带格式版本，原子写入；玩具和小 transformer）
-    grading.py               nbgrader 的隐藏测试按文件路径加载它给分（先核对 toyllm 没被改过）
+    grader.py                自动评分：nbgrader autograde 的执行和给分两步（课程的 nbgrader_config.py 用它）；
+                             同学的代码在沙盒里运行（sandbox.py、limits.py），函数在 grading_worker.py 里被调用，
+                             数据按 grading_wire.py 的 JSON 格式传回来，分数在评分程序自己的进程里算
+    rubric.py                问答题的评分要点和参考答案（make grade 打印给老师）
 
 每个文件都可以在仓库根目录用 python tools/<名字>.py 运行；测试里用 import tools.<名字>。
 """

@@ -6,6 +6,6 @@
 
 · toyllm.homework.framework：检查的框架；hw1、hw2、hw3：各份作业"检查"单元格调用的检查函数，打印 ✓ / ✗ 和中文提示，从不抛出异常；
   每个检查返回一个 CheckResult（通过时 .ok 为 True）；同学的函数就是或调用了包里同一个任务的实现时不通过。
-· 给分的是老师的工具 tools/grading.py：nbgrader 的隐藏测试按文件路径加载它（先核对 toyllm 没被改过，见它的说明）。
+· 给分的是老师的工具 tools/grader.py：它在自己的进程里调用这里的检查，同学的函数在一个隔离的进程里运行（见它的说明）。
   生成学生版、评分用的是 nbgrader（教师工具，pip install -e '.[instructor]'），见 tools/homework.py。
 """

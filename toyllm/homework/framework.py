@@ -157,7 +157,7 @@ def call(fn, *args, references=None, **kwargs):
             return _traced(fn, args, kwargs, _ACTIVE["references"] if references is None else references)
     except NotImplementedError:
         raise Todo() from None
-    except (UsedReference, TimedOut):
+    except (UsedReference, TimedOut, Crash):                # Crash：评分程序传回的、沙盒里同学的函数出的错
         raise
     except Exception as e:                                  # noqa: BLE001  同学的代码可能抛任何错误
         raise Crash(f"{type(e).__name__}: {e}", student_line(e)) from None

@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 
+from .._checks import as_generator
 from ..arithmetic import CONTEXT_INDEX, CONTEXTS, PROCEDURES, make_problem_set
 from ..policy import softmax_rows
 from ..toy_llm import softmax
@@ -22,21 +23,32 @@ GRAD_LOG_SOFTMAX_CASES = (
 """check_grad_log_softmax 用的 (logits, action)：有 3 个做法的，也有 2 个、5 个的；最后一组 logits 很大。"""
 
 
-def check_grad_log_softmax(fn):
+def fresh_logit_cases(rng, n=4):
+    """评分时新抽的 (logits, action)：2 … 6 个做法，logits ~ N(0, 3)。"""
+    out = []
+    for _ in range(n):
+        z = rng.normal(0.0, 3.0, int(rng.integers(2, 7))).round(3)
+        out.append((z.tolist(), int(rng.integers(0, len(z)))))
+    return tuple(out)
+
+
+def check_grad_log_softmax(fn, rng=None):
     """
     检查 fn(logits, action) 是否返回 ∂ log softmax(z)_a / ∂ z_j = 1[j = a] − π_j（对每个 j，一个向量）。
 
-    【参数】fn：你的函数，输入 logits（一串数）和 action（下标），返回和 logits 一样长的梯度向量
+    【参数】fn：你的函数，输入 logits（一串数）和 action（下标），返回和 logits 一样长的梯度向量；
+        rng：numpy Generator，给了时再加几组随机抽的 logits（自动评分用，每次评分都不同）
     【返回】CheckResult（可以当 bool 用）
     【边界】会试 2 个、5 个做法的 logits（不要把 3 写死），以及很大的 logits（[800, 799, 0]：
         直接 exp(800) 会溢出，要先减去最大值）。
     【例子】check_grad_log_softmax(grad_log_softmax)
     """
-    return run(fn, "grad_log_softmax", _check_grad_log_softmax, _references())
+    table = GRAD_LOG_SOFTMAX_CASES + (() if rng is None else fresh_logit_cases(as_generator("rng", rng)))
+    return run(fn, "grad_log_softmax", lambda name, fn: _check_grad_log_softmax(name, fn, table), _references())
 
 
-def _check_grad_log_softmax(name, fn):
-    cases = [(np.array(z), a) for z, a in GRAD_LOG_SOFTMAX_CASES]
+def _check_grad_log_softmax(name, fn, table):
+    cases = [(np.array(z), a) for z, a in table]
     want = [onehot(len(z), a) - softmax_rows(z) for z, a in cases]
     got = [as_array(call(fn, z.copy(), a)) for z, a in cases]
     if all_close(got, want):
@@ -94,12 +106,12 @@ def _references():
     return score, add_grad, score_vectors, reference_solution_grad
 
 
-def _solution_cases():
+def _solution_cases(seed=6):
     """check_solution_grad 用的 (model, problem, sample)：Δ 随机的 1B 模型，既有做对的也有中途写错的解答。"""
     model = TrainableLLM(1e9, name="检查用的模型")
-    model.params[:] = np.random.default_rng(6).normal(0.0, 0.7, size=model.params.shape)
-    problems = make_problem_set(random.Random(6), 8, 3, 8)
-    rng = random.Random(16)
+    model.params[:] = np.random.default_rng(seed).normal(0.0, 0.7, size=model.params.shape)
+    problems = make_problem_set(random.Random(seed), 8, 3, 8)
+    rng = random.Random(seed + 10)
     cases = []
     for p in problems:
         samples = [model.generate(p, rng) for _ in range(6)]
@@ -138,18 +150,20 @@ def reference_solution_grad(model, problem, sample, records=None, last_only=Fals
     return out
 
 
-def check_solution_grad(fn):
+def check_solution_grad(fn, rng=None):
     """
     检查 fn(model, problem, sample) 是否返回一整份解答的 ∂ log P(解答) / ∂Δ，形状 (12, 3)。
 
     【思路】log P(解答) = Σ_t log π(a_t | c_t)，所以梯度是各步梯度之和：第 t 步的
         1[j = a_t] − π(j | c_t) 加到情境 c_t 那一行。情境 c_t 要用**模型自己上一步写下的值**算
         （解答中途写错以后，后面的情境就和正确路径不同了）；同一个情境出现几次，就加几次。
-    【参数】fn：你的函数；返回 (12, 3) 数组（第 i 行是 CONTEXTS[i]），或者 {情境: [3 个数]} 的字典
+    【参数】fn：你的函数；返回 (12, 3) 数组（第 i 行是 CONTEXTS[i]），或者 {情境: [3 个数]} 的字典；
+        rng：numpy Generator，给了时模型、题目和解答都从它新抽（自动评分用，每次评分都不同）
     【返回】CheckResult
     【例子】check_solution_grad(solution_grad)
     """
-    return run(fn, "solution_grad", _check_solution_grad, _references())
+    seed = 6 if rng is None else int(as_generator("rng", rng).integers(0, 2 ** 31))
+    return run(fn, "solution_grad", lambda name, fn: _check_solution_grad(name, fn, seed), _references())
 
 
 def _to_grid(value):
@@ -173,8 +187,8 @@ def _to_grid(value):
     return arr, ""
 
 
-def _check_solution_grad(name, fn):
-    model, cases = _solution_cases()
+def _check_solution_grad(name, fn, seed=6):
+    model, cases = _solution_cases(seed)
     before = model.params.copy()
     got = []
     for p, s in cases:

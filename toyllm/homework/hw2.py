@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 
+from .._checks import as_generator
 from ..arithmetic import make_problem_set
 from ..estimators import pass_at_k
 from ..trainable import TrainableLLM
@@ -17,29 +18,40 @@ PASS_AT_K_CASES = tuple((n, c, k) for n in (1, 2, 3, 5, 8, 10) for c in range(n 
 """check_pass_at_k 试的 (n, c, k)：小 n 的全部组合，加上几组大的（直接算阶乘会很慢或溢出）。"""
 
 
-def check_pass_at_k(fn):
+def fresh_pass_at_k_cases(rng, n=8):
+    """评分时新抽的 (n, c, k)：n = 1 … 300。"""
+    out = []
+    for _ in range(n):
+        total = int(rng.integers(1, 301))
+        out.append((total, int(rng.integers(0, total + 1)), int(rng.integers(1, total + 1))))
+    return tuple(out)
+
+
+def check_pass_at_k(fn, rng=None):
     """
     检查 fn(n, c, k) 是否是 pass@k 的无偏估计 1 − C(n − c, k) / C(n, k)（Chen et al. 2021）。
 
-    【参数】fn：你的函数，n 次采样里 c 次做对，返回"随机挑 k 个至少一个对"的概率
+    【参数】fn：你的函数，n 次采样里 c 次做对，返回"随机挑 k 个至少一个对"的概率；
+        rng：numpy Generator，给了时再加几组随机抽的 (n, c, k)（自动评分用，每次评分都不同）
     【返回】CheckResult
     【边界】会试 n − c < k 的情况（答案是 1）、c = 0（答案是 0）和 n = 1000 这样的大数。
     【例子】check_pass_at_k(my_pass_at_k)
     """
-    return run(fn, "pass_at_k", _check_pass_at_k, [pass_at_k])
+    table = PASS_AT_K_CASES + (() if rng is None else fresh_pass_at_k_cases(as_generator("rng", rng)))
+    return run(fn, "pass_at_k", lambda name, fn: _check_pass_at_k(name, fn, table), [pass_at_k])
 
 
-def _check_pass_at_k(name, fn):
+def _check_pass_at_k(name, fn, table):
     got, errors = [], []
-    for n, c, k in PASS_AT_K_CASES:
+    for n, c, k in table:
         try:
             got.append(as_array(call(fn, n, c, k)))
         except Crash as e:
             got.append(None)
             errors.append(((n, c, k), str(e)))
-    want = [pass_at_k(n, c, k) for n, c, k in PASS_AT_K_CASES]
+    want = [pass_at_k(n, c, k) for n, c, k in table]
     if not errors and all_close(got, want, rtol=1e-9, atol=1e-12):
-        return passed(name, f"通过（{len(PASS_AT_K_CASES)} 组 (n, c, k)，包括 n − c < k 和 n = 1000）")
+        return passed(name, f"通过（{len(table)} 组 (n, c, k)，包括 n − c < k 和 n = 1000）")
     if errors:
         (n, c, k), err = errors[0]
         hints = []
@@ -48,11 +60,11 @@ def _check_pass_at_k(name, fn):
         if any(n >= 100 for (n, c, k), _ in errors):
             hints.append("n 很大时出错了：不要算阶乘再相除（会溢出），用 math.comb，或者用乘积形式 ∏ (1 − k / i)。")
         return crashed(name, f"{err}（n = {n}, c = {c}, k = {k}）", "".join(hints))
-    for (n, c, k), g in zip(PASS_AT_K_CASES, got):
+    for (n, c, k), g in zip(table, got):
         if g is None or g.shape != ():
             return failed(name, f"应该返回一个数（float），你返回的是 {'None' if g is None else f'形状 {g.shape} 的数组'}"
                                 f"（n = {n}, c = {c}, k = {k}）。")
-    small = [i for i, (n, c, k) in enumerate(PASS_AT_K_CASES) if n <= 10]
+    small = [i for i, (n, c, k) in enumerate(table) if n <= 10]
     wrong = {
         "这是有放回抽样的估计 1 − (1 − c/n)^k。它是「有偏」的（偏低）：从 n 个样本里挑 k 个是不放回的，"
         "应该用组合数 1 − C(n − c, k) / C(n, k)。":
@@ -65,39 +77,39 @@ def _check_pass_at_k(name, fn):
             lambda n, c, k: 1 - math.comb(c, k) / math.comb(n, k),
     }
     for hint, f in wrong.items():
-        if all(close(got[i], f(*PASS_AT_K_CASES[i]), rtol=1e-9, atol=1e-12) for i in small):
-            return failed(name, hint, _pass_example(got, want))
-    edge = [i for i, (n, c, k) in enumerate(PASS_AT_K_CASES) if n - c < k]
-    rest = [i for i in range(len(PASS_AT_K_CASES)) if i not in edge]
+        if all(close(got[i], f(*table[i]), rtol=1e-9, atol=1e-12) for i in small):
+            return failed(name, hint, _pass_example(table, got, want))
+    edge = [i for i, (n, c, k) in enumerate(table) if n - c < k]
+    rest = [i for i in range(len(table)) if i not in edge]
     if all(close(got[i], want[i], rtol=1e-9, atol=1e-12) for i in rest):
-        return failed(name, "n − c < k 时（错的不到 k 个），pass@k 应该正好是 1。", _pass_example(got, want))
+        return failed(name, "n − c < k 时（错的不到 k 个），pass@k 应该正好是 1。", _pass_example(table, got, want))
     if all(close(got[i], want[i], rtol=1e-9, atol=1e-12) for i in small):
         return failed(name, "小的 n 都对了，大的 n 不对：是不是精度丢了？试试 math.comb 或乘积形式 ∏ (1 − k / i)。",
-                      _pass_example(got, want))
+                      _pass_example(table, got, want))
     if any(not (-1e-12 <= float(g) <= 1 + 1e-12) for g in got):
-        return failed(name, "概率应该在 0 和 1 之间，你的结果有超出范围的。", _pass_example(got, want))
-    return failed(name, "对比一下下面这个例子；乘积形式是 1 − ∏_{i = n − c + 1}^{n} (1 − k / i)。", _pass_example(got, want))
+        return failed(name, "概率应该在 0 和 1 之间，你的结果有超出范围的。", _pass_example(table, got, want))
+    return failed(name, "对比一下下面这个例子；乘积形式是 1 − ∏_{i = n − c + 1}^{n} (1 − k / i)。", _pass_example(table, got, want))
 
 
-def _pass_example(got, want):
-    for (n, c, k), g, w in zip(PASS_AT_K_CASES, got, want):
+def _pass_example(table, got, want):
+    for (n, c, k), g, w in zip(table, got, want):
         if not close(g, w, rtol=1e-9, atol=1e-12):
             return [f"例子：n = {n}, c = {c}, k = {k}：你的 {fmt(g)}，应该 {w:.6g}"]
     return []
 
 
-def _round_setup():
+def _round_setup(seed=3):
     """check_rejection_sampling_round 用的模型和题：Δ 随机的 1B 模型，20 道 3 … 6 步的题。"""
     model = TrainableLLM(1e9, name="检查用的模型")
-    model.params[:] = np.random.default_rng(3).normal(0.0, 0.5, size=model.params.shape)
-    return model, make_problem_set(random.Random(3), 20, 3, 6)
+    model.params[:] = np.random.default_rng(seed).normal(0.0, 0.5, size=model.params.shape)
+    return model, make_problem_set(random.Random(seed), 20, 3, 6)
 
 
 ROUND_ARGS = dict(k=4, epochs=5, lr=1.5)
 """check_rejection_sampling_round 调用你的函数时用的参数（故意不是默认值，看你是不是用了传进来的参数）。"""
 
 
-def check_rejection_sampling_round(fn, seed=5):
+def check_rejection_sampling_round(fn, seed=5, rng=None):
     """
     检查 fn(model, problems, k, rng, epochs, lr) 是否做了一轮拒绝采样微调（STaR 不带合理化的一轮）：
     用 rng 调一次 sample_rollouts 每题采 k 份 → 只留做对的 → 在模型的**副本**上 SFT → 返回 (新模型, 留下的数据)。
@@ -105,20 +117,25 @@ def check_rejection_sampling_round(fn, seed=5):
     【思路】用同一个种子，自己按正确的做法做一遍（结果和包里的 imitation.rejection_sampling_ft 相同），
         比较新模型的参数；不一样时，再试几种常见错误：没有过滤、留下的是做错的、去了重、
         没用传进来的 epochs / lr、直接改了原模型。
-    【参数】fn：你的函数；seed：生成 rng 的种子
+    【参数】fn：你的函数；seed：生成 rng 的种子；rng：numpy Generator，给了时模型、题目和种子都从它新抽
+        （自动评分用，每次评分都不同）
     【返回】CheckResult
     【例子】check_rejection_sampling_round(rejection_sampling_round)
     """
     from ..imitation import rejection_sampling_ft, star
 
-    return run(fn, "rejection_sampling_round", lambda name, fn: _check_round(name, fn, seed), [rejection_sampling_ft, star])
+    setup = 3
+    if rng is not None:
+        setup, seed = (int(x) for x in as_generator("rng", rng).integers(0, 2 ** 31, 2))
+    return run(fn, "rejection_sampling_round", lambda name, fn: _check_round(name, fn, seed, setup),
+               [rejection_sampling_ft, star])
 
 
-def _check_round(name, fn, seed):
+def _check_round(name, fn, seed, setup=3):
     from ..imitation import distinct_mask, sft_rollouts
     from ..sampler import sample_rollouts
 
-    model, problems = _round_setup()
+    model, problems = _round_setup(setup)
     before = model.params.copy()
     out = call(fn, model, list(problems), ROUND_ARGS["k"], np.random.default_rng(seed),
                epochs=ROUND_ARGS["epochs"], lr=ROUND_ARGS["lr"])

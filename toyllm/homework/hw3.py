@@ -4,6 +4,7 @@
 
 import numpy as np
 
+from .._checks import as_generator
 from .framework import all_close, as_array, call, close, failed, fmt, passed, run
 
 ADVANTAGE_CASES = (
@@ -42,12 +43,23 @@ def _scaled(centred, var, eps, eps_where):
     return out
 
 
-def check_group_advantages(fn):
+def fresh_advantage_cases(rng, n=4):
+    """评分时新抽的 (rewards, group_size)：n 份，每份 1 … 4 组、G = 2 … 8，奖励是 0 / 1 或 0 … 1 之间的数。"""
+    cases = []
+    for i in range(n):
+        g, groups = int(rng.integers(2, 9)), int(rng.integers(1, 5))
+        r = rng.integers(0, 2, g * groups).astype(float) if i % 2 == 0 else rng.random(g * groups).round(3)
+        cases.append((r.tolist(), g))
+    return tuple(cases)
+
+
+def check_group_advantages(fn, rng=None):
     """
     检查 fn(rewards, group_size) 是否是 GRPO 的组内标准化优势：A_i = (r_i − mean(r)) / (std(r) + 1e-4)，
     均值和标准差都在同一组（同一道题的 G 份解答，连续排列）里算，std 是样本标准差（除以 G − 1，同 TRL）。
 
-    【参数】fn：你的函数，rewards 是 (B,) 数组，B 是 group_size 的倍数；返回 (B,) 数组
+    【参数】fn：你的函数，rewards 是 (B,) 数组，B 是 group_size 的倍数；返回 (B,) 数组；
+        rng：numpy Generator，给了时再加几组随机抽的奖励（自动评分用，每次评分都不同）
     【返回】CheckResult
     【边界】会试奖励全相同的组（std = 0，优势应该全是 0，不能是 NaN）和不是 0 / 1 的奖励。
     【例子】check_group_advantages(group_advantages)
@@ -55,13 +67,15 @@ def check_group_advantages(fn):
     from ..rl import losses
 
     advantages = [f for n, f in vars(losses).items() if n.endswith("advantages") and callable(f)]
-    return run(fn, "group_advantages", _check_group_advantages, advantages)
+    extra = () if rng is None else fresh_advantage_cases(as_generator("rng", rng))
+    return run(fn, "group_advantages", lambda name, fn: _check_group_advantages(name, fn, ADVANTAGE_CASES + extra),
+               advantages)
 
 
-def _check_group_advantages(name, fn):
+def _check_group_advantages(name, fn, table):
     from ..rl import group_advantages
 
-    cases = [(np.array(r, dtype=float), g) for r, g in ADVANTAGE_CASES]
+    cases = [(np.array(r, dtype=float), g) for r, g in table]
     got = [as_array(call(fn, r.copy(), g)) for r, g in cases]
     want = [group_advantages(r, g, "grpo", "group", STD_EPS) for r, g in cases]
     tol = dict(rtol=1e-6, atol=1e-8)
@@ -136,31 +150,36 @@ def _surrogate(rho, adv, el, eh, kind="right"):
     return -np.minimum(rho * adv, clipped)
 
 
-def check_clipped_surrogate(fn):
+def check_clipped_surrogate(fn, rng=None):
     """
     检查 fn(ratio, adv, eps_low, eps_high) 是否返回每一步的裁剪替代损失
     l = −min(ρ A, clip(ρ, 1 − ε_low, 1 + ε_high) A)（PPO / GRPO；ε_high > ε_low 是 DAPO 的 clip-higher）。
 
     【参数】fn：你的函数；ratio、adv 是形状相同的数组；返回同形状的损失数组
-        （也可以返回 (损失, 下界裁剪, 上界裁剪)，这里只看损失）
+        （也可以返回 (损失, 下界裁剪, 上界裁剪)，这里只看损失）；rng：numpy Generator，给了时再加两组随机抽的
+        ρ、A 和 (ε_low, ε_high)（自动评分用）
     【返回】CheckResult
     【例子】check_clipped_surrogate(clipped_surrogate)
     """
     from ..rl import clipped_surrogate
 
-    return run(fn, "clipped_surrogate", _check_clipped_surrogate, [clipped_surrogate])
+    cases = _surrogate_cases(None if rng is None else as_generator("rng", rng))
+    return run(fn, "clipped_surrogate", lambda name, fn: _check_clipped_surrogate(name, fn, cases), [clipped_surrogate])
 
 
-def _surrogate_cases():
+def _surrogate_cases(rng=None):
     rho = np.concatenate([SURROGATE_RATIOS, SURROGATE_RATIOS])
     adv = np.concatenate([np.full(len(SURROGATE_RATIOS), 1.5), np.full(len(SURROGATE_RATIOS), -0.7)])
-    return [(rho, adv, el, eh) for el, eh in SURROGATE_CASES]
+    cases = [(rho, adv, el, eh) for el, eh in SURROGATE_CASES]
+    for _ in range(0 if rng is None else 2):
+        cases.append((rng.uniform(0.3, 2.5, 16).round(4), rng.normal(0, 1, 16).round(4),
+                      round(float(rng.uniform(0.05, 0.4)), 3), round(float(rng.uniform(0.05, 0.4)), 3)))
+    return cases
 
 
-def _check_clipped_surrogate(name, fn):
+def _check_clipped_surrogate(name, fn, cases):
     from ..rl import clipped_surrogate
 
-    cases = _surrogate_cases()
     got = []
     for rho, adv, el, eh in cases:
         out = call(fn, rho.copy(), adv.copy(), el, eh)

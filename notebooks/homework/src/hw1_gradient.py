@@ -10,8 +10,11 @@
 # 对应讲义：[第 6 讲 · 规模与强化学习](../../../../lectures/lecture06_scaling_rl.md)（仓库里的 `lectures/lecture06_scaling_rl.md`）第 4 节「梯度：从一步到一道题，再到策略梯度定理」。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
-# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的是这几个检查单元格（它们用包里原本的检查，
-# 并且要求函数是你自己写的：直接调用包里同一个任务的实现记 0 分）；问答题由老师手工评分。
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，分数由老师的评分程序给出：它在另一个进程里
+# 运行你的函数，用**新抽的输入**和同样的规则检查，所以这里的 ✓ 预示着分数。问答题由老师手工评分。
+#
+# **评分的规则**：评分时只运行开头的导入单元格和你的答案单元格，函数要用到的东西（辅助函数、import）都写在答案单元格里。
+# 每个任务能用什么写在任务下面：调用包里同一个任务的实现、或者任务没有列出的包里的函数，这个任务记 0 分。
 #
 # | 任务 | 要写的函数 | 分数 |
 # | --- | --- | --- |
@@ -59,6 +62,8 @@ print(f"模型：{model.name}（{type(model).__name__}），情境一共 {len(CO
 #
 # **任务 1**：实现 `grad_log_softmax(logits, action)`，返回这个向量（长度和 `logits` 相同，不要把 3 写死）。
 # 提示：算 softmax 时先减去最大的 logit，`exp` 才不会溢出。
+#
+# **能用的**：numpy 和 Python 的标准库（这个任务不能用 `toyllm`）。
 
 # %% nbgrader={"grade": false, "grade_id": "grad_log_softmax", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def grad_log_softmax(logits, action):
@@ -79,10 +84,8 @@ def grad_log_softmax(logits, action):
 # %% nbgrader={"grade": true, "grade_id": "check_grad_log_softmax", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 ok_step = check_grad_log_softmax(grad_log_softmax)
 ### BEGIN HIDDEN TESTS
-import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
-_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw1", "check_grad_log_softmax", grad_log_softmax), "grad_log_softmax 没有通过检查（原因见上面的输出）"
+# 自动评分：这一部分的分数由老师的评分程序（仓库里的 tools/grader.py）在它自己的进程里算出，
+# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看。
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -140,6 +143,9 @@ for key, action in step_records(problem, sample):
 # **任务 2**：实现 `solution_grad(model, problem, sample)`，返回形状 `(12, 3)` 的数组，第 `i` 行对应 `CONTEXTS[i]`。
 # 可以用：`step_records(problem, sample)`、`model.context_logits(key)`（这个情境下的 3 个 logits）、
 # `CONTEXT_INDEX[key]`（情境在第几行），以及你在任务 1 里写的 `grad_log_softmax`。
+#
+# **能用的**：numpy、标准库、你的 `grad_log_softmax`、模型的方法（如 `model.context_logits`），和 `toyllm` 的
+# `step_records`、`probs_for`、`softmax`、`context_key`、`context_index`、`toyllm.policy.softmax_rows`；包里别的函数（例如 `score`、`add_grad`）不能用。
 
 # %% nbgrader={"grade": false, "grade_id": "solution_grad", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def solution_grad(model, problem, sample):
@@ -158,10 +164,8 @@ def solution_grad(model, problem, sample):
 # %% nbgrader={"grade": true, "grade_id": "check_solution_grad", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 ok_solution = check_solution_grad(solution_grad)
 ### BEGIN HIDDEN TESTS
-import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
-_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw1", "check_solution_grad", solution_grad), "solution_grad 没有通过检查（原因见上面的输出）"
+# 自动评分：这一部分的分数由老师的评分程序（仓库里的 tools/grader.py）在它自己的进程里算出，
+# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看。
 ### END HIDDEN TESTS
 
 # %% [markdown]

@@ -12,8 +12,11 @@
 # 每一句说法的出处和原文。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
-# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的是这几个检查单元格（它们用包里原本的检查，
-# 并且要求函数是你自己写的：直接调用包里同一个任务的实现记 0 分）；问答题由老师手工评分。
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，分数由老师的评分程序给出：它在另一个进程里
+# 运行你的函数，用**新抽的输入**和同样的规则检查，所以这里的 ✓ 预示着分数。问答题由老师手工评分。
+#
+# **评分的规则**：评分时只运行开头的导入单元格和你的答案单元格，函数要用到的东西（辅助函数、import）都写在答案单元格里。
+# 每个任务能用什么写在任务下面：调用包里同一个任务的实现、或者任务没有列出的包里的函数，这个任务记 0 分。
 #
 # | 任务 | 要写的函数 | 分数 |
 # | --- | --- | --- |
@@ -62,6 +65,8 @@ print("画图用的中文字体：", use_chinese_font())
 # 公式要求 $0 \le c \le n$、$1 \le k \le n$。
 #
 # **任务 1**：实现 `pass_at_k_unbiased(n, c, k)`。可以用 `math.comb`；$n$ 很大时不要算阶乘（会溢出）。
+#
+# **能用的**：numpy 和 Python 的标准库（这个任务不能用 `toyllm`）。
 
 # %% nbgrader={"grade": false, "grade_id": "pass_at_k_unbiased", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def pass_at_k_unbiased(n, c, k):
@@ -79,10 +84,8 @@ def pass_at_k_unbiased(n, c, k):
 # %% nbgrader={"grade": true, "grade_id": "check_pass_at_k_unbiased", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 ok_passk = check_pass_at_k(pass_at_k_unbiased)
 ### BEGIN HIDDEN TESTS
-import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
-_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw2", "check_pass_at_k", pass_at_k_unbiased), "pass_at_k_unbiased 没有通过检查（原因见上面的输出）"
+# 自动评分：这一部分的分数由老师的评分程序（仓库里的 tools/grader.py）在它自己的进程里算出，
+# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看。
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -132,6 +135,9 @@ passk_dashboard(n=8, pass_at_k_fn=pass_at_k_unbiased if ok_passk else None)
 #
 # **任务 2**：实现 `rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0)`，返回 `(new_model, data)`。
 # 原来的 `model` 不要改动；`rng` 是 `numpy.random.Generator`，只用它调用一次 `sample_rollouts`。
+#
+# **能用的**：numpy、标准库、模型的方法（如 `model.copy()`），和 `toyllm` 的 `sample_rollouts`、`rollouts_to_data`、
+# `sft`、`sft_rollouts`、`distinct_mask`、`log_likelihood`；包里别的函数（例如 `rejection_sampling_ft`、`star`）不能用。
 
 # %% nbgrader={"grade": false, "grade_id": "rejection_sampling_round", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0):
@@ -151,10 +157,8 @@ def rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0):
 # %% nbgrader={"grade": true, "grade_id": "check_rejection_sampling_round", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 ok_round = check_rejection_sampling_round(rejection_sampling_round)
 ### BEGIN HIDDEN TESTS
-import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
-_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw2", "check_rejection_sampling_round", rejection_sampling_round), "rejection_sampling_round 没有通过检查（原因见上面的输出）"
+# 自动评分：这一部分的分数由老师的评分程序（仓库里的 tools/grader.py）在它自己的进程里算出，
+# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看。
 ### END HIDDEN TESTS
 
 # %% [markdown]

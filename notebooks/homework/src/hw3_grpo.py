@@ -12,8 +12,11 @@
 # 和第 7 节「PPO 的裁剪、旧策略与 μ；KL 与 k1/k2/k3」。
 #
 # **分数**（共 10 分）：每个任务后面紧跟一个「检查」单元格，它打印 ✓ 就得到这个任务的全部分数，
-# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，给分的是这几个检查单元格（它们用包里原本的检查，
-# 并且要求函数是你自己写的：直接调用包里同一个任务的实现记 0 分）；问答题由老师手工评分。
+# 打印 ✗ 或「还没有实现」得 0 分。老师用 nbgrader 自动评分时，分数由老师的评分程序给出：它在另一个进程里
+# 运行你的函数，用**新抽的输入**和同样的规则检查，所以这里的 ✓ 预示着分数。问答题由老师手工评分。
+#
+# **评分的规则**：评分时只运行开头的导入单元格和你的答案单元格，函数要用到的东西（辅助函数、import）都写在答案单元格里。
+# 每个任务能用什么写在任务下面：调用包里同一个任务的实现、或者任务没有列出的包里的函数，这个任务记 0 分。
 #
 # | 任务 | 要写的函数 | 分数 |
 # | --- | --- | --- |
@@ -58,6 +61,8 @@ print(rl.presets_table(["grpo", "dapo"]))
 #
 # **任务 1**：实现 `group_advantages(rewards, group_size, eps=1e-4)`，返回和 `rewards` 形状相同的数组。
 # 提示：`reshape(-1, group_size)` 把数组排成每行一组；`np.std(..., ddof=1)` 是样本标准差。
+#
+# **能用的**：numpy 和 Python 的标准库（这个任务不能用 `toyllm`）。
 
 # %% nbgrader={"grade": false, "grade_id": "group_advantages", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def group_advantages(rewards, group_size, eps=1e-4):
@@ -76,10 +81,8 @@ def group_advantages(rewards, group_size, eps=1e-4):
 # %% nbgrader={"grade": true, "grade_id": "check_group_advantages", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 ok_adv = check_group_advantages(group_advantages)
 ### BEGIN HIDDEN TESTS
-import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
-_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw3", "check_group_advantages", group_advantages), "group_advantages 没有通过检查（原因见上面的输出）"
+# 自动评分：这一部分的分数由老师的评分程序（仓库里的 tools/grader.py）在它自己的进程里算出，
+# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看。
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -106,6 +109,8 @@ if ok_adv:
 # 以后同理 —— 这一批数据已经推得够远了。DAPO 的 clip-higher 让 $\epsilon_\text{high} = 0.28 > \epsilon_\text{low} = 0.2$。
 #
 # **任务 2**：实现 `clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2)`，返回每一步的损失（和 `ratio` 同形状）。
+#
+# **能用的**：numpy 和 Python 的标准库（这个任务不能用 `toyllm`）。
 
 # %% nbgrader={"grade": false, "grade_id": "clipped_surrogate", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
@@ -124,10 +129,8 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 # %% nbgrader={"grade": true, "grade_id": "check_clipped_surrogate", "locked": true, "points": 4, "schema_version": 3, "solution": false, "task": false}
 ok_surr = check_clipped_surrogate(clipped_surrogate)
 ### BEGIN HIDDEN TESTS
-import importlib.util as _u
-_s = _u.spec_from_file_location("grading", _u.find_spec("toyllm").submodule_search_locations[0] + "/../tools/grading.py")
-_g = _u.module_from_spec(_s); _s.loader.exec_module(_g)
-assert _g.grade("hw3", "check_clipped_surrogate", clipped_surrogate), "clipped_surrogate 没有通过检查（原因见上面的输出）"
+# 自动评分：这一部分的分数由老师的评分程序（仓库里的 tools/grader.py）在它自己的进程里算出，
+# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看。
 ### END HIDDEN TESTS
 
 # %% [markdown]
