@@ -5,7 +5,8 @@
     1. SandboxExecute：照常执行整本 notebook（输出给老师和同学看），但内核在沙盒里（tools/sandbox.py）：
        只读的文件系统、看不见别人的作业和 gradebook、内存和 CPU 有上限。单元格的时间上限由老师的 notebook 决定：
        只有老师版里带 "train" 标签、代码没改过的单元格（按单元格 id）用长的上限，同学自己加的标签不算。
-       内核死了（exit()、os._exit）或者超时后停不下来（接住了中断的死循环）：后面的单元格不再运行，原因写进输出。
+       内核死了（exit()、os._exit）或者超时后停不下来（接住了中断的死循环）：后面的单元格不再运行，原因写进输出；
+       分数不受影响（它们本来就不从内核来），这份作业照样有评分结果和反馈。
     2. Verdicts：每个自动评分的单元格（TASKS 里的 grade_id），不看内核的输出，而是：
        · 开一个新的沙盒进程（tools/grading_worker.py，连网络也没有），在里面运行老师的导入单元格和同学的答案单元格；
        · 用包里的检查（toyllm.homework.hwN.check_xxx）在这个进程里检查：检查把输入（每次评分新抽一些）传给沙盒里
@@ -125,24 +126,32 @@ class SandboxExecute(Execute):
         resources.setdefault("toyllm_grading", {})["stopped"] = self._stopped
         return nb, resources
 
-    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
-        from nbclient.exceptions import DeadKernelError
+    def preprocess_cell(self, cell, resources, index):
+        from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
         if self._stopped is not None:
-            return cell
+            return cell, resources
         try:
-            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            cell, resources = super().preprocess_cell(cell, resources, index)
         except DeadKernelError:
-            self._stop(cell, cell_index, "内核退出了（exit()、os._exit、内存用完……）")
-            return cell
-        timed_out = any(o.output_type == "error" and o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", []))
-        if timed_out:
+            self._stop(cell, index, "内核退出了（exit()、os._exit、内存用完……）")
+            return cell, resources
+        except CellTimeoutError:
+            self._kill(cell, index)
+            return cell, resources
+        if any(o.output_type == "error" and o.get("ename") == "CellTimeoutError" for o in cell.get("outputs", [])):
+            timeout, self.timeout = self.timeout, 10             # 中断以后 10 秒内应该能回答 kernel_info
             try:
-                await self.kc.kernel_info(reply=True, timeout=10)
-            except Exception:                                # noqa: BLE001  内核忙着、不回答：结束它
-                await self.km.shutdown_kernel(now=True)
-                self._stop(cell, cell_index, "超时以后内核停不下来（是不是接住了中断、还在循环？），评分程序结束了它")
-        return cell
+                self.wait_for_reply(self.kc.kernel_info())
+            except Exception:                                    # noqa: BLE001  内核忙着、不回答：结束它
+                self._kill(cell, index)
+            finally:
+                self.timeout = timeout
+        return cell, resources
+
+    def _kill(self, cell, index):
+        self.km.shutdown_kernel(now=True)
+        self._stop(cell, index, "超时以后内核停不下来（是不是接住了中断、还在循环？），评分程序结束了它")
 
     def _stop(self, cell, index, why):
         self._stopped = {"cell": index, "why": why}
@@ -251,14 +260,17 @@ def verdict(nb, teacher, course, assignment, grade_id, seed, cell_seconds=60, ca
                    f"没有找到函数 {task.function}")
             problems = "；".join(f"{label}：{p}" for label, p in (ready or {}).get("problems", []))
             return False, f"✗ {task.function}：{why}{'（' + problems + '）' if problems else ''}。"
-        timeouts = [f"{label}：{p}" for label, p in ready["problems"] if p.startswith("超时")]
+        timeouts = [p for label, p in ready["problems"] if label == task.function and p.startswith("超时")]
         if timeouts:
-            return False, f"✗ {task.function}：答案单元格{'；'.join(timeouts)}，这一部分记 0 分。"
+            return False, f"✗ {task.function}：答案单元格{timeouts[0]}，这一部分记 0 分。"
         check = getattr(importlib.import_module(f"toyllm.homework.{assignment}"), task.check)
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             result = check(RemoteFunction(worker, task.function, call_seconds), rng=np.random.default_rng(seed))
-        return bool(result.ok) and result.status == "pass", out.getvalue()
+        text = out.getvalue()
+        if not task.toyllm and ("NameError" in text or "toyllm" in text) and result.status == "error":
+            text += "  （这个任务只能用 numpy 和 Python 的标准库：评分时没有 toyllm，也没有导入单元格里别的名字。）\n"
+        return bool(result.ok) and result.status == "pass", text
     finally:
         worker.close()
 
@@ -280,16 +292,18 @@ class Verdicts(NbGraderPreprocessor):
             info = _nbgrader(cell)
             if not (cell.cell_type == "code" and info.get("grade") and not info.get("solution")):
                 continue
-            kept = [_stdout(o.text) if o.output_type == "stream" else o for o in cell.get("outputs", [])
-                    if o.output_type in ("stream", "display_data")]
             grade_id = info.get("grade_id")
             if grade_id not in TASKS.get(assignment, {}):
                 ok, text = False, f"✗ 评分程序不认识这个评分单元格 {grade_id!r}（tools/grader.py 的 TASKS）。"
-            elif stopped is not None and index > stopped["cell"]:
-                ok, text = False, f"✗ {stopped['why']}（第 {stopped['cell']} 个单元格），这一部分没有运行，记 0 分。"
             else:
                 ok, text = verdict(nb, teacher, self.course, assignment, grade_id, seed, self.cell_seconds,
                                    self.call_seconds)
+                if stopped is not None and index > stopped["cell"]:
+                    text += (f"\n（{stopped['why']}：内核在第 {stopped['cell']} 个单元格就停了，这个单元格没有内核的输出；"
+                             "这一部分的分数照常由评分程序在另一个进程里算出。）")
+            # 内核打印的只留作显示：和评分程序的结论一样的不再重复；stderr 改成 stdout（nbgrader 把 stderr 当作错误）
+            kept = [_stdout(o.text) if o.output_type == "stream" else o for o in cell.get("outputs", [])
+                    if o.output_type == "display_data" or (o.output_type == "stream" and o.text.strip() != text.strip())]
             cell.outputs = kept + [_stdout("【评分程序】" + text.strip() + "\n")]
             if not ok:
                 cell.outputs.append(_error("评分", "这一部分记 0 分（原因见上一行）"))

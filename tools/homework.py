@@ -116,22 +116,29 @@ def build(assignment, name, timeout=600):
 # =============================================================================
 # nbgrader：在课程的临时副本里运行
 # =============================================================================
-def copy_course(dest, names=()):
-    """把课程（nbgrader_config.py 和 source/ 里选中的作业，默认全部）复制到 dest，返回 dest。"""
+def copy_course(dest, names=(), config=""):
+    """
+    把课程（nbgrader_config.py 和 source/ 里选中的作业，默认全部）复制到 dest，返回 dest。
+
+    【参数】config：接在复制的 nbgrader_config.py 后面的设置（例如测试用的短时间上限 c.SandboxExecute.ordinary_seconds = 20）
+    """
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(COURSE / "nbgrader_config.py", dest)
+    if config:
+        with open(dest / "nbgrader_config.py", "a", encoding="utf-8") as f:
+            f.write("\n# 这份副本另加的设置\n" + config + "\n")
     for a in _pick(names):
         shutil.copytree(COURSE / "source" / a, dest / "source" / a, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     return dest
 
 
-def nbgrader(course, *args):
-    """在课程文件夹 course 里运行 `python -m nbgrader 参数…`；失败时抛 RuntimeError（带 nbgrader 的输出）。"""
+def nbgrader(course, *args, check=True):
+    """在课程文件夹 course 里运行 `python -m nbgrader 参数…`；失败时（check=True）抛 RuntimeError（带 nbgrader 的输出）。"""
     # nbgrader 会从 PATH 里找 alembic 命令（它的成绩库升级工具）：没有激活虚拟环境时，先把当前解释器的 bin 放到最前面
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
     run = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, capture_output=True, text=True, env=env)
-    if run.returncode != 0:
+    if check and run.returncode != 0:
         raise RuntimeError(f"nbgrader {' '.join(args)} 失败（退出码 {run.returncode}）：\n{run.stdout}\n{run.stderr}")
     return run
 
@@ -222,6 +229,17 @@ def crashed_cells(nb):
     return bad
 
 
+def ungraded(course, assignment, name, log=""):
+    """交了、却没有自动评分结果的提交：[(学生, 原因)]（原因取自 nbgrader 的输出里提到这个学生的那几行）。"""
+    course, out = Path(course), []
+    for sub in sorted((course / "submitted").glob(f"*/{assignment}/{name}.ipynb")):
+        student = sub.parts[-3]
+        if not (course / "autograded" / student / assignment / f"{name}.ipynb").exists():
+            lines = [l.strip() for l in log.splitlines() if student in l or "Error" in l or "不评分" in l]
+            out.append((student, "；".join(lines[-3:]) or "nbgrader 没有写出评分结果（见 .nbgrader.log）"))
+    return out
+
+
 def grade_assignment(course, assignment, name, extra=None):
     """
     一份作业的整个评分流程（课程 course 里）：generate_assignment → 交作业 → autograde（所有学生一次）
@@ -229,8 +247,9 @@ def grade_assignment(course, assignment, name, extra=None):
 
     【思路】交的作业：solution（没动过的学生版，答案单元格和问答填上教师的答案）、untouched（没动过的学生版），
         再加上 extra(solution) 返回的 {学生: notebook}（例如由教师的答案改出来的错误版本）。
+        autograde 有提交没评成时不中断：没评成的列在 ungraded 里（学生和原因）。
     【返回】dict：released（学生版）、full（{grade_id: 满分}）、scores（{学生: {grade_id: 得分}}）、
-        manual（{学生: [还要老师手工评分的 grade_id]}）、csv（nbgrader export 的成绩表）、course
+        manual（{学生: [还要老师手工评分的 grade_id]}）、csv（nbgrader export 的成绩表）、ungraded、course、seconds
     """
     course = Path(course)
     released = read_nb(generate(course) / assignment / f"{name}.ipynb")
@@ -238,28 +257,31 @@ def grade_assignment(course, assignment, name, extra=None):
     solution = filled(released, instructor)
     for student, nb in {"solution": solution, "untouched": released, **(extra(solution) if extra else {})}.items():
         submit(course, student, assignment, name, nb)
-    for step in (["autograde", assignment, "--force"], ["generate_feedback", assignment, "--force"],
-                 ["export", "--to", "grades.csv"]):
+    start = time.perf_counter()
+    run = nbgrader(course, "autograde", assignment, "--force", check=False)
+    seconds = time.perf_counter() - start
+    for step in (["generate_feedback", assignment, "--force"], ["export", "--to", "grades.csv"]):
         nbgrader(course, *step)
     got, manual = scores(course, assignment, name)
     return {"released": released, "full": points(instructor), "scores": got, "manual": manual, "course": course,
-            "csv": (course / "grades.csv").read_text(encoding="utf-8")}
+            "csv": (course / "grades.csv").read_text(encoding="utf-8"), "seconds": seconds,
+            "ungraded": ungraded(course, assignment, name, run.stdout + run.stderr)}
 
 
-def grade_all(root, names=(), extra=None):
+def grade_all(root, names=(), extra=None, config=""):
     """
     每份作业在 root/<作业>/ 里的一个课程副本中评分，几份作业同时进行（各用各的成绩库）。
 
     【思路】nbgrader autograde 一个接一个地运行学生的 notebook：三份作业放在一个课程里一次评完，省下几次
         nbgrader 的启动（每次约 4 秒 CPU），却要把全部提交排成一串；分开同时评分，最长的一串只有一份作业的提交。
-    【参数】extra：{作业: 函数}，见 grade_assignment
+    【参数】extra：{作业: 函数}，见 grade_assignment；config：见 copy_course
     【返回】{作业: grade_assignment 的结果}
     """
     from concurrent.futures import ThreadPoolExecutor
 
     picked = _pick(names)
     with ThreadPoolExecutor(max_workers=len(picked)) as pool:
-        futures = {a: pool.submit(grade_assignment, copy_course(Path(root) / a, [a]), a, name, (extra or {}).get(a))
+        futures = {a: pool.submit(grade_assignment, copy_course(Path(root) / a, [a], config), a, name, (extra or {}).get(a))
                    for a, name in picked.items()}
         return {a: f.result() for a, f in futures.items()}
 
@@ -288,15 +310,27 @@ def auto(r, student):
 def grade(names=(), keep=None):
     """
     教师的答案自动评分的部分应得满分，没动过的学生版应得 0 分。
-    返回 (分数表 + 还要手工评分的部分 + nbgrader export 的 CSV, 是否都符合预期)。
+    返回 (分数表 + 没评成的提交 + 还要手工评分的部分和评分要点 + nbgrader export 的 CSV, 是否都符合预期)。
     """
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import sandbox
+    from rubric import rubric_sheet
+
+    kind, why = sandbox.isolation()
+    if kind is None:
+        return f"✗ 不评分：{why}", False
     with tempfile.TemporaryDirectory() as tmp:
         results = grade_all(keep or tmp, names)
     ok = all(auto(r, "solution") == {g: p for g, p in r["full"].items() if g in auto(r, "solution")}
-             and not any(auto(r, "untouched").values()) for r in results.values())
+             and not any(auto(r, "untouched").values()) and not r["ungraded"] for r in results.values())
     left = [f"{a} {student}：{'、'.join(gids)}" for a, r in results.items() for student, gids in r["manual"].items() if gids]
+    failed = [f"{a} {student}：{why}" for a, r in results.items() for student, why in r["ungraded"]]
     csv = "".join(r["csv"] if i == 0 else r["csv"].split("\n", 1)[1] for i, r in enumerate(results.values()))
-    return (score_table(results) + "\n还要老师在 formgrader 里手工评分（问答题）：\n  " + "\n  ".join(left)
+    rubrics = "\n".join(rubric_sheet(COURSE / "source" / a / f"{name}.ipynb") for a, name in _pick(names).items())
+    return (f"隔离：{why}\n\n" + score_table(results)
+            + ("\n✗ 没能自动评分的提交：\n  " + "\n  ".join(failed) if failed else "\n✓ 每份提交都自动评分了")
+            + "\n\n还要老师在 formgrader 里手工评分（问答题）：\n  " + "\n  ".join(left)
+            + "\n\n评分要点和参考答案（学生版里没有）：\n" + rubrics
             + "\n\nnbgrader export 的成绩（CSV）：\n" + csv), ok
 
 

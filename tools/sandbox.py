@@ -15,8 +15,6 @@
 """
 
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,33 +26,11 @@ CPU_SECONDS = 900
 """每个进程的 CPU 时间上限（秒）：墙上时间的上限另外由 nbgrader（单元格）和评分程序（每次调用）管。"""
 
 
-def _bwrap_works():
-    exe = shutil.which("bwrap")
-    if exe is None:
-        return False, "没有找到 bwrap（Debian / Ubuntu：apt-get install bubblewrap）"
-    probe = subprocess.run([exe, "--ro-bind", "/", "/", "--unshare-pid", "--die-with-parent", "true"],
-                           capture_output=True, text=True)
-    if probe.returncode != 0:
-        return False, f"bwrap 不能创建命名空间（{probe.stderr.strip() or probe.returncode}）"
-    return True, ""
-
-
 def isolation():
-    """
-    这台机器上用什么隔离同学的代码：("bwrap", 说明) / ("setpriv", 说明) / (None, 为什么没有、怎么得到)。
+    """这台机器上用什么隔离同学的代码：("bwrap" / "setpriv" / None, 说明)；见 toyllm.isolation。"""
+    from toyllm.isolation import grading_isolation
 
-    【例子】kind, why = isolation()
-    """
-    if not sys.platform.startswith("linux"):
-        return None, (f"这台机器是 {sys.platform}：评分的隔离只在 Linux 上有（bubblewrap）。请在 Linux 机器或 Linux 容器"
-                      "（例如 docker run -it debian）里评分。")
-    ok, why = _bwrap_works()
-    if ok:
-        return "bwrap", "bubblewrap：只读的文件系统、看不见别人的作业和 gradebook、单独的进程空间"
-    if os.geteuid() == 0 and shutil.which("setpriv"):
-        return "setpriv", f"{why}；改用 setpriv 以用户 nobody 运行：写不了 root 的文件，但看得见别的进程、读得到公开的文件"
-    return None, (f"{why}。请安装 bubblewrap（apt-get install bubblewrap），或者以 root 评分（那时用 setpriv 换成用户 nobody）。"
-                  "没有隔离时不评分：同学的代码可能改动评分程序和别人的成绩。")
+    return grading_isolation()
 
 
 def _inside(path, dirs):
@@ -80,8 +56,9 @@ def wrap(cmd, cwd, *, hide=(), show=(), net=True, kind=None):
         raise RuntimeError("评分需要隔离同学的代码：" + isolation()[1])
     cwd = Path(cwd).resolve()
     if kind == "setpriv":
-        return [*limits, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all",
-                "env", "HOME=/tmp", "TMPDIR=/tmp", "MPLCONFIGDIR=/tmp", *cmd]
+        from toyllm.isolation import SETPRIV
+
+        return [*limits, "env", "HOME=/tmp", "TMPDIR=/tmp", "MPLCONFIGDIR=/tmp", "setpriv", *SETPRIV, *cmd]
     hidden = [Path("/tmp"), _home(), *(Path(h).resolve() for h in hide)]
     needed = [REPO, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(sys.executable).resolve().parent,
               cwd, *(Path(s).resolve() for s in show)]

@@ -7,8 +7,7 @@
         ✓ 没问题；✗ 有问题，下一行"怎么办"告诉你具体怎么修。
     每一项标明 [必需] 还是 [可选]（可选的只有跑测试才用到）。有必需的项没通过时，命令的退出码不为 0。
 
-    每一项检查是一个小函数，返回一个 CheckResult（它和汇总的 DoctorReport 在 doctor_report.py，这里转出）；CHECKS 是全部检查的列表（测试可以只跑其中几项，
-    或者用 monkeypatch 模拟"少了某个包"）。
+    每一项检查是一个小函数，返回一个 CheckResult（和汇总的 DoctorReport 都在 doctor_report.py）；CHECKS 是全部检查的列表。
 
 【用法】
     python -m toyllm doctor                 # 命令行
@@ -37,6 +36,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from .doctor_report import CheckResult, DoctorReport
+from .isolation import grading_isolation
 
 MIN_PYTHON = (3, 10)
 KERNEL_NAME = "python3"
@@ -108,11 +108,9 @@ def _major(version):
 
 def satisfies(version, spec):
     """
-    版本号是否满足要求，例如 satisfies("4.6.6", ">=4.2,<5") → True。
+    版本号是否满足要求，例如 satisfies("4.6.6", ">=4.2,<5") → True；看不懂的版本号或要求返回 False。
 
-    【思路】交给 packaging（pip 自己用的版本库，PEP 440）：SpecifierSet(spec).contains(版本)。
-        只比较"发行号"（4.2.0rc1 当作 4.2.0）：装了要求的版本的预发行版，也算满足。
-    【返回】bool；看不懂的版本号或要求返回 False
+    【思路】交给 packaging（PEP 440）。只比较"发行号"（4.2.0rc1 当作 4.2.0）：要求的版本的预发行版也算满足。
     """
     try:
         return SpecifierSet(str(spec)).contains(Version(str(version)).base_version)
@@ -126,10 +124,8 @@ def _in_conda():
 
 def _install_hint(requirement, purpose="运行"):
     """
-    缺了一个包时怎么办。
+    缺了一个包时怎么办：make lab 只装 .[notebook]，测试的包（pytest、nbval……）要 make test 或 pip install -e ".[dev]"。
 
-    【思路】make lab 只装学生需要的 .[notebook]，不装测试的包（pytest、nbval……）；测试的包要 make test
-        （它装 .[dev]）或者 pip install -e ".[dev]"。所以按用途给出不同的建议。
     【参数】requirement：例如 "pytest>=8"；purpose：Package.purpose（"运行" / "notebook" / "测试"）
     """
     if _in_conda():
@@ -369,11 +365,7 @@ def check_font():
 
 
 def check_blas():
-    """
-    numpy 的 BLAS 内核（可选）：x86-64 上是 Haswell 时，notebook 08（小 transformer）的数字和提交的逐位相同。
-
-    【思路】见 toyllm.blas：float32 矩阵乘法在不同的内核上最后一位不同，训练几百步以后就看得见了。
-    """
+    """numpy 的 BLAS 内核（可选）：x86-64 上是 Haswell 时，notebook 08 的数字和提交的逐位相同（见 toyllm.blas）。"""
     import numpy  # noqa: F401  (blas_kernel 要看已经载入的 BLAS)
 
     from .blas import BLAS_CORETYPE, blas_kernel, is_x86_64
@@ -391,7 +383,15 @@ def check_blas():
     return CheckResult(name, True, text, False)
 
 
-CHECKS = [check_python, check_toyllm, *_package_checks(), check_kernel, check_widgets, check_font, check_blas]
+def check_isolation():
+    """老师评分用的隔离（可选；学生用不到）。"""
+    kind, why = grading_isolation()
+    return CheckResult("评分的隔离（老师用）", kind is not None, why, False,
+                       "" if kind else "评分时（make grade、nbgrader autograde）才需要；没有隔离时评分程序拒绝评分")
+
+
+CHECKS = [check_python, check_toyllm, *_package_checks(), check_kernel, check_widgets, check_font, check_blas,
+          check_isolation]
 """全部检查，按顺序执行。每个元素是一个不带参数、返回 CheckResult 的函数。"""
 
 

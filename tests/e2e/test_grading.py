@@ -1,6 +1,7 @@
 """
-nbgrader 真的能给一个班的作业评分：在课程（notebooks/homework/）的临时副本里运行真实的 nbgrader 命令
-generate_assignment → autograde（每份作业一次，所有学生一起）→ generate_feedback → export，每份作业交这八种作业：
+nbgrader 真的能给一个班的作业评分，交的作业是不可信的代码：在课程（notebooks/homework/）的临时副本里运行真实的
+nbgrader 命令 generate_assignment → autograde（每份作业一次，所有学生一起）→ generate_feedback → export。
+评分走课程的 nbgrader_config.py（tools/grader.py：内核在沙盒里，分数由评分程序在自己的进程里算）。每份作业交这些：
 
     solution        学生版填上教师的答案                              → 自动评分的部分满分，问答等老师手工评分
     untouched       没动过的学生版                                    → 0 分，除评分单元格外没有单元格报错
@@ -8,20 +9,26 @@ generate_assignment → autograde（每份作业一次，所有学生一起）�
     fake_check      任务 2 写错，又在答案单元格里重新定义检查函数，让它打印 ✓ → 任务 2 记 0
     package_call    一个任务直接调用包里同一个任务的实现               → 这个任务记 0，反馈里写明原因
     loop            任务 2 的函数里有死循环                            → 只丢任务 2，反馈里有「超时」，这份不超过 70 秒
-    reset           任务 2 的答案单元格第一行是 %reset -f              → 任务 1 的分数保留
+    reset           任务 2 的答案单元格第一行是 %reset -f              → 满分（评分时魔法命令不运行，函数本身是对的）
     missing_import  任务 2 的答案单元格导入一个没装的包                → 只丢任务 2
+再加上 ATTACKS 里的各种作弊和出意外的诚实作业（每种至少在一份作业里出现一次），见 ATTACKS 的说明。
+名字以 a_ 开头的作弊的提交排在最前面评分：它之后的 untouched、solution 仍然是 0 分和满分。
 
 常见错误的各种提示在 tests/unit/homework/test_homework_checks.py 里逐个测（不启动内核）；这里每份作业只交一种。
 分数表和用时打印在测试输出里（pytest -s 或失败时可见；CI 日志里直接可见）。
-【边界】每份作业一个课程副本，三份作业同时评分（tools/homework.py 的 grade_all）。整个测试运行时（make test），
-    评分在运行别的测试之前就在后台开始（tests/background.py），这个文件的测试排在最后。
+【边界】每份作业一个课程副本，三份作业同时评分（tools/homework.py 的 grade_all）。时间上限用测试专用的短上限（CONFIG）。
+    整个测试运行时（make test），评分在运行别的测试之前就在后台开始（tests/background.py），这个文件的测试排在最后。
 """
 
+import hashlib
 import importlib.util
 import json
+import sqlite3
+import subprocess
 import time
 from datetime import datetime
 
+import numpy as np
 import pytest
 from background import Background
 from paths import ROOT
@@ -67,6 +74,102 @@ LOOP = "    ### BEGIN SOLUTION\n    while True:\n        __import__('time').slee
 死循环一样，只是不占一个 CPU 核 60 秒（三份作业的三个死循环空转时要占去这台两核机器上 180 秒的 CPU）。"""
 
 
+CONFIG = "\n".join(["c.SandboxExecute.ordinary_seconds = 25", "c.SandboxExecute.train_seconds = 90",
+                    "c.Verdicts.cell_seconds = 6", "c.Verdicts.call_seconds = 6"])
+"""测试专用的时间上限（课程的设置是 60 / 300 / 60 / 10 秒）：卡住的提交不必每份等一分钟。"""
+
+TAMPER_DISK = """
+import importlib, os, sqlite3, pathlib
+import toyllm, toyllm.homework.{a} as mine
+repo = pathlib.Path(toyllm.__file__).resolve().parents[1]
+for target, text in [(repo / "tools" / "grader.py", "\\nTASKS = {{}}\\n"),
+                     (pathlib.Path(mine.__file__), "\\ndef check_solution_grad(fn, rng=None):\\n    return True\\n")]:
+    try:
+        with open(target, "a") as f:
+            f.write(text)
+        importlib.reload(mine)
+    except OSError as e:
+        print("写不了", target.name, type(e).__name__)
+for db in ["../../../gradebook.db", str(repo / "notebooks" / "homework" / "gradebook.db")]:
+    try:
+        con = sqlite3.connect(db)
+        con.execute("CREATE TABLE IF NOT EXISTS hacked (x)")
+        con.execute("UPDATE grade SET manual_score = 99")
+        con.commit()
+    except Exception as e:
+        print("成绩库", type(e).__name__)
+"""
+"""作弊：改写评分程序和包里的检查（磁盘上），往课程的 gradebook.db 里写分数。"""
+TAMPER_KERNEL = """
+import builtins, importlib.util, sys, types
+import numpy as np
+np.allclose = lambda *a, **k: True
+_getattr = builtins.getattr
+builtins.getattr = lambda o, n, *d: (lambda *a, **k: True) if str(n).startswith("check") else _getattr(o, n, *d)
+fake = types.ModuleType("toyllm.homework.{a}")
+fake.__file__ = sys.modules["toyllm.homework.{a}"].__file__
+class Passed:
+    ok, status = True, "pass"
+    def __call__(self, *a, **k):
+        return self
+    def check(self, *a, **k):
+        return self
+for n in dir(sys.modules["toyllm.homework.{a}"]):
+    if n.startswith("check_"):
+        setattr(fake, n, Passed().check)
+sys.modules["toyllm.homework.{a}"] = fake
+_find = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: _find("json") if "grad" in name else _find(name, *a)
+"""
+"""作弊：在自己的内核里改 numpy、builtins.getattr、sys.modules（假模块带真的 __file__）、import 的查找，检查换成绑定方法。"""
+MEMORY = """
+import numpy as np
+try:
+    big = np.ones(2 ** 29)
+    print("分配了 4 GB")
+except MemoryError:
+    print("内存超过上限：MemoryError")
+"""
+THREAD = """def rejection_sampling_round(model, problems, k, rng, epochs=30, lr=2.0):
+    import sys, threading
+    from toyllm.imitation import rejection_sampling_ft
+    out = []
+    sys.setprofile(None)
+    t = threading.Thread(target=lambda: out.append(rejection_sampling_ft(model, problems, problems, k=k, dedup=False, epochs=epochs, lr=lr)))
+    t.start(); t.join()
+    return out[0][0], out[0][1]
+"""
+"""作弊：在另一个线程里、关掉 profile，调用包里同一个任务的实现。"""
+SWALLOW = """import time
+while True:
+    try:
+        time.sleep(0.05)
+    except KeyboardInterrupt:
+        pass
+"""
+"""出意外：一个接住中断的死循环（诚实的作业后面多了这个单元格）。"""
+
+
+def with_extra_cell(nb, after, source, tags=()):
+    """在 grade_id 为 after 的单元格后面插入一个同学自己加的代码单元格（没有 nbgrader 元数据）。"""
+    nb = json.loads(json.dumps(nb))
+    i = next(i for i, c in enumerate(nb["cells"]) if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == after)
+    nb["cells"].insert(i + 1, {"cell_type": "code", "execution_count": None, "id": f"extra-{i}-{len(nb['cells'])}",
+                               "metadata": {"tags": list(tags)}, "outputs": [], "source": source})
+    return nb
+
+
+def table_answer(solution_src):
+    """作弊：只会查表的 group_advantages —— 包里公开的输入都查得到，评分时新抽的输入查不到。"""
+    from toyllm.homework.hw3 import ADVANTAGE_CASES
+    from toyllm.rl import group_advantages
+
+    table = {(tuple(r), g): group_advantages(np.array(r, dtype=float), g, "grpo", "group", 1e-4).tolist()
+             for r, g in ADVANTAGE_CASES}
+    return (f"TABLE = {table!r}\n\n\ndef group_advantages(rewards, group_size, eps=1e-4):\n"
+            "    return np.array(TABLE[(tuple(float(x) for x in rewards), group_size)])\n")
+
+
 def with_mistake(solution, cell_id, old, new):
     """教师的答案（一份 notebook dict）里，答案单元格 cell_id 的 old 换成 new（old 必须正好出现一次）。"""
     nb = json.loads(json.dumps(solution))
@@ -91,8 +194,51 @@ def _visible_check(nb, task):
     return src.split("= ", 1)[1].split("(", 1)[0]
 
 
+def attacks(assignment, solution, wrong):
+    """
+    {学生: notebook}：这份作业交的作弊和出意外的诚实作业（每种至少在一份作业里出现一次）。
+
+        a_tamper      改写磁盘上的评分程序和包里的检查、写 gradebook（hw1）；在内核里改 numpy、builtins、sys.modules、
+                      import 的查找（hw2）；分配 4 GB 内存（hw3）。任务 2 写错        → 任务 2 记 0，别人不受影响
+        stderr        诚实，函数里 print(..., file=sys.stderr)                         → 满分
+        exit / os_exit / swallow  诚实，任务 1 的检查后面多一个 exit() / os._exit(0) / 接住中断的死循环
+                      → 照样评分、满分（分数本来就不从内核来），反馈里说明内核在哪里停了
+        thread        在线程里、关掉 profile 调用包里的 rejection_sampling_ft           → 任务 2 记 0
+        train_tag     任务 1 的答案单元格自己加上 train 标签，运行 200 秒             → 超时，任务 1 记 0
+        table         group_advantages 只会查包里公开的输入                           → 任务 1 记 0（评分新抽输入）
+    """
+    t1, t2 = TASKS[assignment]
+    check1 = CHECK_OF[t1]
+    if assignment == "hw1":
+        return {"a_tamper": with_extra_cell(wrong, "hw1-setup", TAMPER_DISK.format(a=assignment)),
+                "stderr": with_cell(solution, t1, lambda src: src.replace(
+                    "    ### BEGIN SOLUTION\n", "    ### BEGIN SOLUTION\n    import sys\n"
+                    "    print('调试：', logits, file=sys.stderr)\n", 1)),
+                "exit": with_extra_cell(solution, check1, "exit()\n")}
+    if assignment == "hw2":
+        return {"a_tamper": with_extra_cell(wrong, "hw2-setup", TAMPER_KERNEL.format(a=assignment)),
+                "thread": with_cell(solution, t2, lambda src: THREAD),
+                "os_exit": with_extra_cell(solution, check1, "import os\nos._exit(0)\n")}
+    train = with_cell(solution, t1, lambda src: src + "\n\nimport time\ntime.sleep(200)\n")
+    for c in train["cells"]:
+        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == t1:
+            c["metadata"]["tags"] = ["train"]
+    return {"a_tamper": with_extra_cell(wrong, "hw3-setup", MEMORY),
+            "train_tag": train, "swallow": with_extra_cell(solution, check1, SWALLOW),
+            "table": with_cell(solution, t1, table_answer)}
+
+
+ATTACK_LOST = {"hw1": {"a_tamper": "t2", "stderr": "", "exit": ""},
+               "hw2": {"a_tamper": "t2", "thread": "t2", "os_exit": ""},
+               "hw3": {"a_tamper": "t2", "train_tag": "t1", "swallow": "", "table": "t1"}}
+"""每种作弊和意外丢分的任务（""：不丢分）。"""
+ATTACK_WHY = {("hw2", "os_exit"): "内核退出了", ("hw3", "swallow"): "停不下来",
+              ("hw3", "train_tag"): "超时", ("hw2", "thread"): "rejection_sampling_ft"}
+"""(作业, 提交) → 反馈里应有的原因。"""
+
+
 def submissions(assignment):
-    """{学生: notebook}：除了 solution、untouched（grade_assignment 自己交）以外的六种。"""
+    """{学生: notebook}：除了 solution、untouched（grade_assignment 自己交）以外的各种。"""
     t1, t2 = TASKS[assignment]
 
     def make(solution):
@@ -100,7 +246,7 @@ def submissions(assignment):
         pkg_cell, pkg_src = PACKAGE_CALLS[assignment]
         wrong = with_mistake(solution, cell, old, new)
         fake = FAKE_CHECK.format(check=_visible_check(solution, t2), task=t2)
-        return {
+        return {**attacks(assignment, solution, wrong),
             "mistake": wrong,
             "fake_check": with_cell(wrong, t2, lambda src: src + fake),
             "package_call": with_cell(solution, pkg_cell, lambda src: pkg_src),
@@ -115,15 +261,29 @@ def lost(assignment):
     """{学生: 丢分的评分单元格}（其余自动评分的部分应该满分）。"""
     t1, t2 = TASKS[assignment]
     pkg = CHECK_OF[PACKAGE_CALLS[assignment][0]]
+    task = {"t1": {CHECK_OF[t1]}, "t2": {CHECK_OF[t2]}, "": set()}
     return {"mistake": {CHECK_OF[t2]}, "fake_check": {CHECK_OF[t2]}, "package_call": {pkg}, "loop": {CHECK_OF[t2]},
-            "reset": {CHECK_OF[t2]}, "missing_import": {CHECK_OF[t2]}, "untouched": {CHECK_OF[t1], CHECK_OF[t2]},
-            "solution": set()}
+            "reset": set(), "missing_import": {CHECK_OF[t2]}, "untouched": {CHECK_OF[t1], CHECK_OF[t2]},
+            "solution": set(), **{k: task[v] for k, v in ATTACK_LOST[assignment].items()}}
+
+
+def checksums():
+    """{文件: sha256}：评分程序和包（tools/、toyllm/ 里的 .py）和课程的设置。"""
+    files = [*sorted((ROOT / "tools").rglob("*.py")), *sorted((ROOT / "toyllm").rglob("*.py")),
+             ROOT / "notebooks" / "homework" / "nbgrader_config.py"]
+    return {str(f.relative_to(ROOT)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+
+def _status():
+    run = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True)
+    return run.stdout if run.returncode == 0 else None
 
 
 def _grade(root):
+    before = checksums(), _status()
     start = time.perf_counter()
-    results = H.grade_all(root, extra={a: submissions(a) for a in H.assignments()})
-    return results, time.perf_counter() - start
+    results = H.grade_all(root, extra={a: submissions(a) for a in H.assignments()}, config=CONFIG)
+    return results, time.perf_counter() - start, before
 
 
 BACKGROUND = Background(_grade, "course", priority=3)
@@ -136,7 +296,7 @@ def graded(tmp_path_factory):
 
 
 def test_every_kind_of_submission_gets_its_score(graded, capsys):
-    results, seconds = graded
+    results, seconds, _ = graded
     with capsys.disabled():
         print("\n" + H.score_table(results) + f"nbgrader 评分用时 {seconds:.0f} 秒（三份作业同时进行，每份一次 autograde）")
     for a, r in results.items():
@@ -155,7 +315,7 @@ def _feedback(r, a, student):
 
 
 def test_feedback_says_why(graded):
-    results, _ = graded
+    results = graded[0]
     for a, r in results.items():
         solution = _feedback(r, a, "solution")
         assert solution.count("✓ ") >= 2 and "结果不对" not in solution and "还没有实现。" not in solution
@@ -165,11 +325,50 @@ def test_feedback_says_why(graded):
         assert "自己写出来" in _feedback(r, a, "package_call"), f"{a}：反馈里没有说明调用了包里的实现"
         assert "超时" in _feedback(r, a, "loop")
         assert "toyllm_extension_not_installed" in _feedback(r, a, "missing_import")
+        for (b, student), why in ATTACK_WHY.items():
+            if b == a:
+                assert why in _feedback(r, a, student), f"{a} 的 {student}：反馈里没有说明原因 {why}"
+
+
+def test_every_submission_is_graded(graded):
+    """exit()、os._exit、接住中断的死循环也有评分结果（前面的部分照常给分），没有一份评分失败。"""
+    for a, r in graded[0].items():
+        assert r["ungraded"] == [], f"{a}：没能评分的提交 {r['ungraded']}"
+
+
+def test_tampering_reaches_nothing_outside_the_submission(graded):
+    """作弊的提交先评分：仓库（评分程序、包、课程设置）一个字节都没变，git status 不变，成绩库里只有评分程序写的东西。"""
+    results, _, (sums, status) = graded
+    assert checksums() == sums
+    assert _status() == status
+    for a, r in results.items():
+        con = sqlite3.connect(r["course"] / "gradebook.db")
+        tables = {t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert "hacked" not in tables
+        assert not con.execute("SELECT COUNT(*) FROM grade WHERE manual_score = 99").fetchone()[0]
+        con.close()
+    nb = H.read_nb(results["hw1"]["course"] / "autograded" / "a_tamper" / "hw1" / f"{H.assignments()['hw1']}.ipynb")
+    text = json.dumps(nb, ensure_ascii=False)
+    assert "写不了 grader.py" in text and "写不了 hw1.py" in text, "沙盒里写评分程序和包应该失败"
+    nb = H.read_nb(results["hw3"]["course"] / "autograded" / "a_tamper" / "hw3" / f"{H.assignments()['hw3']}.ipynb")
+    assert "内存超过上限：MemoryError" in json.dumps(nb, ensure_ascii=False), "4 GB 的数组应该分配失败"
+
+
+def test_the_long_limit_comes_from_the_teachers_notebook(graded):
+    """同学自己给答案单元格加的 train 标签不算：这个单元格在普通的上限（测试里 25 秒）被停下。"""
+    r = graded[0]["hw3"]
+    nb = H.read_nb(r["course"] / "autograded" / "train_tag" / "hw3" / f"{H.assignments()['hw3']}.ipynb")
+    cell = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == TASKS["hw3"][0])
+    assert any(o.get("ename") == "CellTimeoutError" for o in cell["outputs"]), "答案单元格应该超时"
+    times = cell["metadata"]["execution"]
+    start = datetime.fromisoformat(times["iopub.execute_input"].replace("Z", "+00:00"))
+    end = datetime.fromisoformat(times["shell.execute_reply"].replace("Z", "+00:00"))
+    assert (end - start).total_seconds() < 60
 
 
 def test_a_stuck_notebook_costs_at_most_70_seconds(graded):
     """死循环的那份：从第一个单元格开始运行到最后一个单元格结束，不超过 70 秒（nbclient 记下的时间）。"""
-    results, _ = graded
+    results = graded[0]
     for a, r in results.items():
         nb = H.read_nb(r["course"] / "autograded" / "loop" / a / f"{H.assignments()[a]}.ipynb")
         times = [c["metadata"]["execution"] for c in nb["cells"] if c.get("metadata", {}).get("execution")]
@@ -179,7 +378,7 @@ def test_a_stuck_notebook_costs_at_most_70_seconds(graded):
 
 
 def test_the_gradebook_exports_every_student_and_assignment(graded):
-    results, _ = graded
+    results = graded[0]
     for a, r in results.items():
         rows = r["csv"].splitlines()
         assert rows[0].startswith("assignment,"), rows[0]
@@ -189,7 +388,7 @@ def test_the_gradebook_exports_every_student_and_assignment(graded):
 
 def test_unfinished_work_runs_to_the_end(graded):
     """自动评分时每个单元格都运行了；报错的只有评分单元格（隐藏测试的 assert），没做完的作业也能跑到底。"""
-    results, _ = graded
+    results = graded[0]
     for a, r in results.items():
         name = H.assignments()[a]
         for student in ("solution", "untouched", "mistake", "fake_check", "package_call"):
@@ -204,7 +403,7 @@ def test_unfinished_work_runs_to_the_end(graded):
 
 def test_committed_student_versions_are_what_nbgrader_generates(graded):
     """仓库里的学生版 = nbgrader generate_assignment（默认设置）的结果；不一致时运行 python tools/homework.py release。"""
-    results, _ = graded
+    results = graded[0]
     for a, r in results.items():
         name = H.assignments()[a]
         committed = H.COURSE / "release" / a / f"{name}.ipynb"
