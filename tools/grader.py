@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 from nbformat import NotebookNode
-from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells
 from traitlets import Integer, Unicode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,13 +87,24 @@ def train_cells(course):
 
 
 def kernel_manager(course):
-    """一个 AsyncKernelManager 的子类：内核的命令包进沙盒（课程文件夹藏起来，只放回这份作业的文件夹）。"""
+    """
+    一个 AsyncKernelManager 的子类：内核的命令包进沙盒（课程文件夹藏起来，只放回这份作业的文件夹），没有网络。
+
+    【思路】内核和 nbgrader 之间用 unix 套接字（transport="ipc"，放在一个临时文件夹里，沙盒里可写）而不是本机的 TCP 端口，
+        所以沙盒可以连网络一起拿掉（--unshare-net），ipykernel 也不再警告 TCP 没有加密。
+    """
     from jupyter_client.manager import AsyncKernelManager
 
     class Sandboxed(AsyncKernelManager):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self._sockets = tempfile.TemporaryDirectory(prefix="toyllm-kernel-")
+            self.transport, self.ip = "ipc", os.path.join(self._sockets.name, "kernel")
+
         async def _async_launch_kernel(self, kernel_cmd, **kw):
             cwd = kw.get("cwd") or os.getcwd()
-            kernel_cmd = sandbox.wrap(kernel_cmd, cwd, hide=[course], show=[os.path.dirname(self.connection_file)])
+            kernel_cmd = sandbox.wrap(kernel_cmd, cwd, hide=[course], show=[os.path.dirname(self.connection_file)],
+                                      writable=[self._sockets.name], net=False)
             return await super()._async_launch_kernel(kernel_cmd, **kw)
     return Sandboxed
 
@@ -156,6 +167,32 @@ class SandboxExecute(Execute):
     def _stop(self, cell, index, why):
         self._stopped = {"cell": index, "why": why}
         cell.setdefault("outputs", []).append(_error("评分", f"{why}：后面的单元格没有运行"))
+
+
+class RestoreHiddenTests(OverwriteCells):
+    """
+    nbgrader 的 OverwriteCells，只是放回隐藏测试时不再警告。
+
+    【思路】学生版的评分单元格没有隐藏测试，OverwriteCells 放回去时每个评分单元格都警告一次「checksum has changed」，
+        同学真的改了只读单元格时的同一句警告就淹没在里面了。这里先看：去掉隐藏测试以后和老师版一样的，先放回老师版的代码，
+        于是只剩真的改动才警告。
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        from nbgrader.api import MissingEntry
+
+        info = _nbgrader(cell)
+        if cell.cell_type == "code" and info.get("grade") and info.get("grade_id"):
+            try:
+                source = self.gradebook.find_source_cell(info["grade_id"], self.notebook_id, self.assignment_id).source
+            except MissingEntry:
+                source = None
+            if source is not None:
+                released = NotebookNode(cell_type="code", source=source, metadata={})
+                ClearHiddenTests()._remove_hidden_test_region(released)
+                if released.source == cell.source:
+                    cell.source = source
+        return super().preprocess_cell(cell, resources, cell_index)
 
 
 class RemoteFunction:

@@ -334,10 +334,28 @@ def grade(names=(), keep=None):
             + "\n\nnbgrader export 的成绩（CSV）：\n" + csv), ok
 
 
+def grade_class(n, names=()):
+    """
+    给 n 个学生的作业评分（每人交教师的答案，三份作业同时进行）：返回 (用时秒数, 分数不对的 [(作业, 学生)])。
+    一个班的评分要多久：python tools/homework.py class 80。
+    """
+    def honest(solution):
+        return {f"s{i:03d}": solution for i in range(n - 2)}       # solution、untouched 由 grade_assignment 自己交
+
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        results = grade_all(tmp, names, {a: honest for a in _pick(names)})
+    seconds = time.perf_counter() - start
+    wrong = [(a, student) for a, r in results.items() for student in r["scores"] if student != "untouched"
+             and auto(r, student) != {g: p for g, p in r["full"].items() if g in auto(r, student)}]
+    wrong += [(a, student) for a, r in results.items() for student, _ in r["ungraded"]]
+    return seconds, wrong
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python tools/homework.py", description="作业：生成教师版、学生版，跑一遍评分")
-    parser.add_argument("command", choices=["build", "release", "check", "grade"])
-    parser.add_argument("names", nargs="*", help="只处理这几份作业（例如 hw1）；默认全部")
+    parser.add_argument("command", choices=["build", "release", "check", "grade", "class"])
+    parser.add_argument("names", nargs="*", help="只处理这几份作业（例如 hw1）；默认全部。class 的第一个参数是学生人数")
     parser.add_argument("--keep", help="grade：把课程副本（成绩库、自动评分结果、反馈）留在这个文件夹里")
     args = parser.parse_args(argv)
     if args.command == "build":
@@ -351,6 +369,12 @@ def main(argv=None):
         problems = stale_releases(args.names)
         print("\n".join(f"✗ {p}" for p in problems) or "✓ 学生版都是最新的")
         return 1 if problems else 0
+    if args.command == "class":
+        n = int(args.names[0]) if args.names else 80
+        seconds, wrong = grade_class(n, args.names[1:])
+        print(f"{n} 个学生 × {len(_pick(args.names[1:]))} 份作业：评分用时 {seconds:.0f} 秒；"
+              + ("每份都是满分（除了一份没动过的）" if not wrong else f"✗ 分数不对：{wrong}"))
+        return 1 if wrong else 0
     start = time.perf_counter()
     table, ok = grade(args.names, Path(args.keep).resolve() if args.keep else None)
     print(table)

@@ -11,7 +11,7 @@
         · 都没有时（macOS、Windows、普通用户又没有 bwrap）：isolation() 返回 None 和原因，评分程序拒绝评分。
     另外每个进程都有资源上限：内存（地址空间）MEMORY_BYTES、CPU 时间 CPU_SECONDS（tools/limits.py 设好再运行）。
 【边界】沙盒挡住的是写：仓库、装好的包、评分程序、课程文件夹、gradebook。bwrap 下同学的代码也读不到别人的作业和成绩；
-    setpriv 下读得到所有人可读的文件（课程文件夹的权限要老师自己收紧）。网络不隔离（内核要用本机的端口和 nbgrader 通信）。
+    setpriv 下读得到所有人可读的文件（课程文件夹的权限要老师自己收紧），网络也不隔离。
 """
 
 import os
@@ -41,12 +41,13 @@ def _home():
     return Path(os.path.expanduser("~")).resolve()
 
 
-def wrap(cmd, cwd, *, hide=(), show=(), net=True, kind=None):
+def wrap(cmd, cwd, *, hide=(), show=(), writable=(), net=True, kind=None):
     """
     把命令 cmd（list）包进沙盒：返回新的命令（list）。
 
     【参数】cwd：进程的工作目录（只读地放进沙盒）；hide：另外要藏起来的文件夹（例如课程文件夹；换成空的）；
         show：藏起来的文件夹里又要只读放回来的路径（HOME、TMPDIR 指向沙盒里一个可写的空文件夹）；
+        writable：沙盒里可写、外面也看得见的文件夹（内核和 nbgrader 通信用的 unix 套接字放在这里）；
         net：False 时连本机网络也没有（评分的新进程用管道通信，不需要网络）；kind：默认 isolation() 的结果
     【边界】没有隔离可用时报错（中文，说明怎么得到）。
     """
@@ -70,6 +71,8 @@ def wrap(cmd, cwd, *, hide=(), show=(), net=True, kind=None):
         args += ["--tmpfs", str(h)]
     for s in sorted({p for p in needed if _inside(p, hidden) and p.exists()}, key=lambda p: len(p.parts)):
         args += ["--ro-bind", str(s), str(s)]
+    for w in writable:
+        args += ["--bind", str(Path(w).resolve()), str(Path(w).resolve())]
     scratch = "/dev/shm"                                 # --dev 给的新 /dev 里：一个空的、可写的临时文件夹
     # JPY_PARENT_PID：ipykernel 看父进程还在不在；新的 PID 命名空间里父进程号是 1，它会以为父进程没了而退出
     # （--die-with-parent 已经管了这件事）

@@ -9,6 +9,7 @@
 #   Verdicts：每个自动评分单元格的分数由评分程序在它自己的进程里算出：同学的函数在另一个沙盒进程里、用新抽的输入运行，
 #       结果传回来和包里的参考答案比较。
 import sys
+import warnings
 from pathlib import Path
 
 c = get_config()  # noqa: F821  nbgrader 读这个文件时提供 get_config
@@ -22,12 +23,18 @@ if REPO is None:                      # 课程被复制到了仓库外面：评�
 sys.path.insert(0, str(REPO))
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor  # noqa: E402
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput,  # noqa: E402
-                                    SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,  # noqa: E402
+                                    IgnorePattern, LimitOutput, OverwriteKernelspec, SaveAutoGrades)
 
-from tools.grader import SandboxExecute, Verdicts  # noqa: E402
+from tools.grader import RestoreHiddenTests, SandboxExecute, Verdicts  # noqa: E402
+
+# 日志里只留有用的警告：nbgrader 0.9 和 SQLAlchemy 2 之间每份提交都有的几句 SAWarning 不显示；放回隐藏测试不再警告
+# （RestoreHiddenTests），于是「checksum has changed」只在同学真的改了只读单元格时出现。
+warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session")
 
 c.CourseDirectory.course_id = "toyllm"
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreHiddenTests,
+                                      CheckCellMetadata]
 c.Autograde.autograde_preprocessors = [SandboxExecute, Verdicts, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                        SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 

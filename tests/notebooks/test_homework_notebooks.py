@@ -135,9 +135,10 @@ def test_nbgrader_metadata(a):
             visible, hidden = src.split("### BEGIN HIDDEN TESTS\n")
             var, check, fn = re.fullmatch(r"(ok_\w+) = (check_\w+)\((\w+)\)\n", visible).groups()
             assert m["grade_id"] == f"check_{fn}"
-            # 隐藏测试里没有代码：分数由评分程序（tools/grader.py）在它自己的进程里算，它的任务表认得这个单元格
-            assert hidden.endswith("### END HIDDEN TESTS") and not [l for l in hidden.splitlines()[:-1]
-                                                                    if l.strip() and not l.startswith("#")]
+            # 隐藏测试里只有一行代码：没有用课程的 nbgrader_config.py 评分时记 0 分（评分程序会换掉这个单元格的输出）；
+            # 分数由评分程序（tools/grader.py）在它自己的进程里算，它的任务表认得这个单元格
+            code = [line for line in hidden.splitlines()[:-1] if line.strip() and not line.startswith("#")]
+            assert hidden.endswith("### END HIDDEN TESTS") and len(code) == 1 and "nbgrader_config.py" in code[0]
             assert TASKS[a][m["grade_id"]].check == check and TASKS[a][m["grade_id"]].function == fn
 
 

@@ -82,7 +82,9 @@ def group_advantages(rewards, group_size, eps=1e-4):
 ok_adv = check_group_advantages(group_advantages)
 ### BEGIN HIDDEN TESTS
 # 自动评分：这一部分的分数由老师的评分程序（仓库里的 tools/grader.py）在它自己的进程里算出，
-# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看。
+# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看，评分程序会换掉它。
+# 没有用课程的 nbgrader_config.py 评分时（评分程序没有运行、同学的代码也没有关在沙盒里），下面这一行让这一部分记 0 分。
+assert "autograded" not in __import__("pathlib").Path.cwd().parts, "没有用课程的 nbgrader_config.py 评分，这一部分不给分"
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -130,7 +132,9 @@ def clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2):
 ok_surr = check_clipped_surrogate(clipped_surrogate)
 ### BEGIN HIDDEN TESTS
 # 自动评分：这一部分的分数由老师的评分程序（仓库里的 tools/grader.py）在它自己的进程里算出，
-# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看。
+# 同学的函数在另一个隔离的进程里、用新抽的输入运行；这个单元格的输出只给人看，评分程序会换掉它。
+# 没有用课程的 nbgrader_config.py 评分时（评分程序没有运行、同学的代码也没有关在沙盒里），下面这一行让这一部分记 0 分。
+assert "autograded" not in __import__("pathlib").Path.cwd().parts, "没有用课程的 nbgrader_config.py 评分，这一部分不给分"
 ### END HIDDEN TESTS
 
 # %% [markdown]
