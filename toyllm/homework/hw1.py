@@ -138,6 +138,14 @@ def reference_solution_grad(model, problem, sample, records=None, last_only=Fals
     return out
 
 
+def _chosen_only_grad(model, problem, sample):
+    """常见错误：每一步只在选中的做法 a_t 上加 1 − π(a_t | c_t)，漏了其他做法的 −π(j | c_t)。"""
+    out = np.zeros((len(CONTEXTS), 3))
+    for key, action in step_records(problem, sample):
+        out[CONTEXT_INDEX[key], action] += 1.0 - softmax(model.context_logits(key))[action]
+    return out
+
+
 def check_solution_grad(fn):
     """
     检查 fn(model, problem, sample) 是否返回一整份解答的 ∂ log P(解答) / ∂Δ，形状 (12, 3)。
@@ -201,6 +209,9 @@ def _check_solution_grad(name, fn):
             lambda p, s: reference_solution_grad(model, p, s, step_records(p, s)[1:]),
         "少了最后一步：检查一下循环的范围。":
             lambda p, s: reference_solution_grad(model, p, s, step_records(p, s)[:-1]),
+        "每一步只在选中的做法 a_t 上加了 1 − π(a_t | c_t)，忘了其他做法 j ≠ a_t 上的 −π(j | c_t)："
+        "一步的梯度是整个向量 1[j = a_t] − π(j | c_t)，三个数都要加到情境 c_t 那一行（就是任务 1 的 grad_log_softmax）。":
+            lambda p, s: _chosen_only_grad(model, p, s),
     }
     for hint, f in wrong.items():
         if all(close(g, f(p, s)) for g, (p, s) in zip(got, cases)):
