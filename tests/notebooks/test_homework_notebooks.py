@@ -114,9 +114,12 @@ def test_nbgrader_metadata(a):
     assert len(written) >= 2, "每份作业至少两道手工评分的问答"
     for i, cell in enumerate(cells):
         m, src = _meta(cell), _src(cell)
-        if cell["cell_type"] == "markdown" and m.get("grade"):           # 手工评分的问答：前面是只读的题目和评分要点
+        if cell["cell_type"] == "markdown" and m.get("grade"):           # 手工评分的问答：前面是只读的题目
             assert m.get("solution") and not m.get("locked") and m["points"] > 0, f"单元格 {i}"
-            assert _meta(cells[i - 1]).get("locked") and "评分要点" in _src(cells[i - 1]), f"单元格 {i}：题目下面写评分要点"
+            assert _meta(cells[i - 1]).get("locked"), f"单元格 {i}：前面是只读的题目"
+            assert "评分要点" not in _src(cells[i - 1]), f"单元格 {i}：评分要点写在答案单元格里（学生版里没有），不写在题目下面"
+            assert re.search(r"^\*\*参考答案\*\*：", src, re.M) and re.search(r"^\*\*评分要点\*\*：", src, re.M), \
+                f"单元格 {i}：答案单元格里写 **参考答案**：…… 和 **评分要点**：……（tools/rubric.py 打印给老师）"
             continue
         assert ("### BEGIN SOLUTION" in src) == bool(m.get("solution")), f"单元格 {i}：答案标记只能在答案单元格里"
         assert ("### BEGIN HIDDEN TESTS" in src) == bool(m.get("grade")), f"单元格 {i}：评分单元格都有隐藏测试"
