@@ -5,6 +5,7 @@
     · nbgrader 元数据齐全：答案单元格、带分数和隐藏测试的评分单元格、只读的开头和任务说明；
     · 开头单元格写明每个任务的分数，和评分单元格的分数一致，合计 10 分；
     · 学生版里没有答案、没有隐藏测试、没有维护者用的路径，答案换成了桩，输出清空；
+    · 问答的参考答案和评分要点写在教师版的答案单元格里，学生版的任何地方都没有它们的原话；
     · 讲义等链接从教师版和学生版的位置都能打开，而且正文写出了文件在仓库里的路径；
     · 作业三「试一试」里依赖「优势」下拉框的一步说了要选哪个实现。
 
@@ -116,9 +117,12 @@ def test_nbgrader_metadata(a):
     assert len(written) >= 2, "每份作业至少两道手工评分的问答"
     for i, cell in enumerate(cells):
         m, src = _meta(cell), _src(cell)
-        if cell["cell_type"] == "markdown" and m.get("grade"):           # 手工评分的问答：前面是只读的题目和评分要点
+        if cell["cell_type"] == "markdown" and m.get("grade"):           # 手工评分的问答：前面是只读的题目
             assert m.get("solution") and not m.get("locked") and m["points"] > 0, f"单元格 {i}"
-            assert _meta(cells[i - 1]).get("locked") and "评分要点" in _src(cells[i - 1]), f"单元格 {i}：题目下面写评分要点"
+            assert _meta(cells[i - 1]).get("locked"), f"单元格 {i}：前面是只读的题目"
+            assert "评分要点" not in _src(cells[i - 1]), f"单元格 {i}：评分要点写在答案单元格里（学生版里没有），不写在题目下面"
+            assert re.search(r"^\*\*参考答案\*\*：", src, re.M) and re.search(r"^\*\*评分要点\*\*：", src, re.M), \
+                f"单元格 {i}：答案单元格里写 **参考答案**：…… 和 **评分要点**：……（tools/rubric.py 打印给老师）"
             continue
         assert ("### BEGIN SOLUTION" in src) == bool(m.get("solution")), f"单元格 {i}：答案标记只能在答案单元格里"
         assert ("### BEGIN HIDDEN TESTS" in src) == bool(m.get("grade")), f"单元格 {i}：评分单元格都有隐藏测试"
@@ -192,6 +196,25 @@ def test_student_version_has_no_answers_hidden_tests_or_maintainer_paths(a):
         if _meta(cell).get("locked"):
             assert cell["metadata"].get("editable") is False, "只读单元格在学生版里不能编辑"
     assert "widgets" not in student["metadata"]
+
+
+def _fragments(text):
+    """一段文字里够长的片段（按中文标点和换行切开，至少 8 个字）：学生版里出现其中任何一个，就是把答案漏出去了。"""
+    return {f.strip() for f in re.split(r"[，。；：、（）()\n]|——", text) if len(f.strip().replace(" ", "")) >= 8}
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_student_version_does_not_give_away_its_written_answers(a):
+    """学生版（题目、前后的说明、小结，所有单元格）里没有本份作业问答的参考答案和评分要点的任何一句话。"""
+    from tools.rubric import written_answers
+
+    answers = written_answers(COURSE / "source" / a / f"{ASSIGNMENTS[a]}.ipynb")
+    assert len(answers) >= 2
+    student = "\n".join(_src(c) for c in _student(a)["cells"])
+    for answer in answers:
+        for part in ("参考答案", "评分要点"):
+            leaked = sorted(f for f in _fragments(answer[part]) if f in student)
+            assert leaked == [], f"{a} 的学生版里有 {answer['grade_id']} 的{part}：{leaked}"
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")

@@ -18,6 +18,7 @@
     程序不会停下来；except Exception 接住几乎所有错误（但不包括 Ctrl+C 产生的 KeyboardInterrupt）。
 """
 
+import _thread
 import signal
 import sys
 import sysconfig
@@ -117,6 +118,78 @@ def _alarm(signum, frame):
     raise TimedOut()
 
 
+def _start_timer(seconds):
+    """
+    开始给同学的函数计时：seconds 秒后在主线程里抛出 TimedOut。返回停表的函数（无论有没有超时，都要调用它一次）。
+
+    【思路】Linux 和 macOS 用 SIGALRM 闹钟：到点时操作系统发信号，_alarm 抛出 TimedOut。
+        Windows 没有 SIGALRM，改用 _start_interrupt_timer。不在主线程时两种都用不了（信号只送到主线程），不计时。
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    if not hasattr(signal, "SIGALRM"):
+        return _start_interrupt_timer(seconds)
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def stop():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return stop
+
+
+def _start_interrupt_timer(seconds):
+    """
+    没有 SIGALRM 时（Windows）的计时：一个 threading.Timer 到点后调用 _thread.interrupt_main()，
+    在主线程里产生一次和 Ctrl+C 一样的 SIGINT；计时期间 SIGINT 由 on_interrupt 处理。
+
+    【思路】on_interrupt 只在计时器真的到点（fired）时抛出 TimedOut（BaseException，同学的 except Exception 接不住），
+        并且马上换回原来的 SIGINT 处理函数；计时器没到点时，那是同学按了 Ctrl+C（或 Jupyter 的中断按钮），
+        照原来的处理函数办（通常是抛出 KeyboardInterrupt），不会被吞掉。
+    【边界】计时器恰好在同学的函数返回时到点：stop 先在锁里记下 done，此后到点不再发中断；
+        已经发出、还没送到的那一次，送到 on_interrupt 时因为 done 被忽略（stop 换回原来的处理函数之前就会送到）。
+    【Python 小知识】threading.Timer(秒, 函数) 在另一个线程里等到点再调用函数，cancel() 取消；
+        _thread.interrupt_main() 在主线程里模拟一次 SIGINT，主线程执行下一段 Python 代码时处理它。
+    """
+    old = signal.getsignal(signal.SIGINT)
+    old = signal.default_int_handler if old is None else old
+    lock, state = threading.Lock(), {"fired": False, "done": False}
+
+    def fire():
+        with lock:
+            if not state["done"]:
+                state["fired"] = True
+                _thread.interrupt_main()
+
+    def on_interrupt(signum, frame):
+        if not state["fired"]:                              # 真的 Ctrl+C
+            if callable(old):
+                return old(signum, frame)
+            if old == signal.SIG_IGN:
+                return None
+            raise KeyboardInterrupt
+        if state["done"]:                                   # 停表以后才送到的那一次：不算数
+            return None
+        state["done"] = True
+        signal.signal(signal.SIGINT, old)
+        raise TimedOut()
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+
+    def stop():
+        with lock:
+            state["done"] = True
+        timer.cancel()
+        for _ in range(2):                                  # 让已经发出的那一次在换回之前送到 on_interrupt
+            pass
+        if signal.getsignal(signal.SIGINT) is on_interrupt:
+            signal.signal(signal.SIGINT, old)
+    return stop
+
+
 def _traced(fn, args, kwargs, references):
     """运行 fn：references 是 {(文件, 函数名): 名字}，其中任何一个被执行都记下来（sys.setprofile 看每一次 Python 调用）。"""
     seen = []
@@ -147,10 +220,7 @@ def call(fn, *args, references=None, **kwargs):
 
     【参数】references：{(文件, 函数名): 打印用的名字}（见 reference_codes），默认用 run 给这次检查设的
     """
-    timer = threading.current_thread() is threading.main_thread()
-    if timer:
-        old = signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
+    stop = _start_timer(CALL_SECONDS)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
@@ -162,9 +232,11 @@ def call(fn, *args, references=None, **kwargs):
     except Exception as e:                                  # noqa: BLE001  同学的代码可能抛任何错误
         raise Crash(f"{type(e).__name__}: {e}", student_line(e)) from None
     finally:
-        if timer:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
+        try:
+            stop()
+        except TimedOut:                                    # 超时恰好在停表时送到（至多一次）：停完表再报超时
+            stop()
+            raise
 
 
 def reference_codes(*functions):

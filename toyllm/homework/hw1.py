@@ -150,6 +150,14 @@ def reference_solution_grad(model, problem, sample, records=None, last_only=Fals
     return out
 
 
+def _chosen_only_grad(model, problem, sample):
+    """常见错误：每一步只在选中的做法 a_t 上加 1 − π(a_t | c_t)，漏了其他做法的 −π(j | c_t)。"""
+    out = np.zeros((len(CONTEXTS), 3))
+    for key, action in step_records(problem, sample):
+        out[CONTEXT_INDEX[key], action] += 1.0 - softmax(model.context_logits(key))[action]
+    return out
+
+
 def check_solution_grad(fn, rng=None):
     """
     检查 fn(model, problem, sample) 是否返回一整份解答的 ∂ log P(解答) / ∂Δ，形状 (12, 3)。
@@ -215,6 +223,9 @@ def _check_solution_grad(name, fn, seed=6):
             lambda p, s: reference_solution_grad(model, p, s, step_records(p, s)[1:]),
         "少了最后一步：检查一下循环的范围。":
             lambda p, s: reference_solution_grad(model, p, s, step_records(p, s)[:-1]),
+        "每一步只在选中的做法 a_t 上加了 1 − π(a_t | c_t)，忘了其他做法 j ≠ a_t 上的 −π(j | c_t)："
+        "一步的梯度是整个向量 1[j = a_t] − π(j | c_t)，三个数都要加到情境 c_t 那一行（就是任务 1 的 grad_log_softmax）。":
+            lambda p, s: _chosen_only_grad(model, p, s),
     }
     for hint, f in wrong.items():
         if all(close(g, f(p, s)) for g, (p, s) in zip(got, cases)):
@@ -238,10 +249,8 @@ def check_estimate_vs_exact(estimate, stderr, exact, name="REINFORCE 估计", z=
 
     【思路】REINFORCE 用采样估计梯度，和精确梯度永远不会完全相等；但如果估计是无偏的，
         (估计 − 精确) / 标准误 大致服从标准正态分布，36 个数里超过 4 的几乎不会出现。
-        只有一件事要小心：从样本算出的标准误会**低估**少见事件的影响。例如某个情境里 bug 只有 4% 的概率，
-        一次也没采到时，样本里这个数的每一项都一样，标准误几乎是 0，可是估计离精确值差着"那几次没采到的 bug"。
-        给了 n_samples（一共用了几份解答）时，每个数的标准误至少按 3 / n_samples 算：
-        一份解答对一个数的贡献是 ±1 那么大，一次都没出现的事件，按"三的法则"最多相当于 3 份解答。
+        给了 n_samples（一共用了几份解答）时，每个数的标准误至少按 3 / n_samples 算（"三的法则"；
+        为什么要这个下限，是作业一的问答 1）。
     【参数】estimate、stderr、exact：形状相同的数组（通常 (12, 3)）；stderr 是每个数的标准误；
         name：打印用的名字；z：允许几个标准误（默认 4）；n_samples：估计一共用了几份解答（可选，见上）
     【返回】CheckResult

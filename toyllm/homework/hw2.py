@@ -75,6 +75,9 @@ def _check_pass_at_k(name, fn, table):
             lambda n, c, k: math.comb(n - c, k) / math.comb(n, k),
         "1 − C(c, k) / C(n, k) 不对：要数的是全错的挑法 C(n − c, k)（从 n − c 个错的里挑 k 个）。":
             lambda n, c, k: 1 - math.comb(c, k) / math.comb(n, k),
+        "差了一个：条件是 n − c < k，不是 n − c <= k。n − c = k 时（错的正好 k 个），挑出的 k 个可能全是错的"
+        "（概率 1 / C(n, k)；例如 n = 5、c = 2、k = 3 时是 1 / 10），pass@k 是 1 − 1 / C(n, k)，还不是 1。":
+            lambda n, c, k: 1.0 if n - c <= k else 1 - math.comb(n - c, k) / math.comb(n, k),
     }
     for hint, f in wrong.items():
         if all(close(got[i], f(*table[i]), rtol=1e-9, atol=1e-12) for i in small):

@@ -101,6 +101,9 @@ def _check_group_advantages(name, fn, table):
             dict(baseline="loo"),
         "基线要按组算：你减的是整批的平均。每道题难度不同，要和同一道题的其他解答比。": dict(baseline="batch"),
         "标准差要按组算：你除的是整批的标准差（那是 TRL 的 scale_rewards=\"batch\"）。": dict(scale="batch"),
+        "均值和标准差都要按组算：你减的是整批的平均、除的是整批的标准差。每道题难度不同，"
+        "要和同一道题的 G 份解答比（reshape(-1, G) 以后沿 axis=1 算），全对或全错的组优势才是 0。":
+            (dict(baseline="batch", scale="batch"), dict(baseline="batch", scale="batch", ddof=0)),
         "eps 要加在标准差上：(std + eps)，不是加在方差里 sqrt(var + eps)。": dict(eps_where="var"),
     }
     for eps in (0.0, 1e-8, 1e-6, 1e-5, 1e-3):
@@ -110,8 +113,9 @@ def _check_group_advantages(name, fn, table):
                                 f"你的结果像是用了 {eps:g}。", _adv_example(cases, got, want))
     if all(close(-x, w, **tol) for x, w in zip(got, want)):
         return failed(name, "符号反了：做对的解答（奖励高于组平均）优势应该是正的。", _adv_example(cases, got, want))
-    for hint, kw in wrong.items():
-        if all_close(got, [_grpo_adv(r, g, **kw) for r, g in cases], **tol):
+    for hint, kws in wrong.items():                         # 一个提示可以对应几种写法（元组）
+        if any(all_close(got, [_grpo_adv(r, g, **kw) for r, g in cases], **tol)
+               for kw in (kws if isinstance(kws, tuple) else (kws,))):
             return failed(name, hint, _adv_example(cases, got, want))
     return failed(name, "对比一下下面这个例子：A_i = (r_i − 组平均) / (组内样本标准差 + 1e-4)。", _adv_example(cases, got, want))
 

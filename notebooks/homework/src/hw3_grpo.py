@@ -25,7 +25,7 @@
 # | 问答 1、2（第四部分之后） | 文字回答，老师手工评分 | 2 + 1 |
 # | **合计** | | **10** |
 #
-# 最后两道问答题写文字回答，由老师手工评分（评分要点写在题目下面）。
+# 最后两道问答题写文字回答，由老师手工评分。把「为什么」说清楚就好，两三句话足够。
 #
 # **怎么做这份作业**：把 `# YOUR CODE HERE` 下面的 `raise NotImplementedError()` 换成你的代码，运行紧跟着的「检查」单元格。
 # 没做完也可以从头运行到尾：没通过检查的函数，后面会先用包里的版本代替。
@@ -190,10 +190,8 @@ print(f"训练前 {hist_package.meta['start_pass1_exact']:.4f}，训练后"
 print("两次训练的路径 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
 
 # %% [markdown]
-# 裁剪什么时候发生？$\mu = 1$（每批只更新一次）时，计算损失的参数就是采样的参数，$\rho \equiv 1$，**永远不会裁剪**，
-# 损失的值接近 0 但梯度不是 0 —— TRL 的用户就在 issue 里问过"为什么 GRPO 的损失从 0 开始"
-# [S701](../../../../lectures/sources.md#S701)（出处见仓库里的 `lectures/sources.md`）。
-# 下面用包里的实现，只改 $\mu$，看裁剪比例（被裁剪的步占多少）。
+# 裁剪什么时候发生？下面用包里的实现，只改每批更新的次数 $\mu$，看裁剪比例（被裁剪的步占多少）。
+# "低"是 $\rho < 1-\epsilon_\text{low}$ 被裁的，"高"是 $\rho > 1+\epsilon_\text{high}$ 被裁的。
 
 # %% tags=["train"]
 for mu in (1, 4, 8):
@@ -205,9 +203,7 @@ for mu in (1, 4, 8):
           f"训练后路径 pass@1 {hist.meta['final_pass1_exact']:.3f}")
 
 # %% [markdown]
-# 裁剪比例随 $\mu$ 变大；但**上界**的裁剪几乎一直是 0：优势为正的步大多是做对的解答里的 correct 步，
-# 它的概率 $\pi_\text{old}$ 本来就高，$\rho = \pi_\theta / \pi_\text{old} \le 1/\pi_\text{old}$，很难超过 1.28。
-# 上界裁剪管的是**低概率的好动作** —— clip-higher 放宽的正是它们。
+# 看这三行：$\mu = 1$ 那一行的裁剪比例是多少？"低"和"高"两列一样多吗？先记下你看到的，最后的问答会问为什么。
 #
 # ## 第四部分：控制面板
 #
@@ -235,18 +231,20 @@ grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_f
 # %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-q1-question", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # **问答 1**（2 分，老师手工评分）$\mu = 1$ 时为什么从不裁剪？这时损失的值接近 0，梯度为什么不是 0？
 #
-# *评分要点*：说出 μ = 1 时计算损失的参数就是采样的参数，ρ ≡ 1，在区间内（1 分）；说出 ∂ρ/∂θ = ρ ∇log π ≠ 0，梯度就是 A·∇log π（策略梯度），和损失的值无关（1 分）。
+# TRL 的用户也在 issue 里问过"为什么 GRPO 的损失从 0 开始"[S701](../../../../lectures/sources.md#S701)（出处见仓库里的 `lectures/sources.md`）。
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "hw3-q1", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# 参考答案：μ = 1 时算损失的参数就是采样时的参数，ρ = π_θ/π_old ≡ 1，永远在 [1 − ε_low, 1 + ε_high] 里。损失 −ρA 的值是 −A 的平均（组内标准化后接近 0），但它对参数的导数是 −A ρ ∇log π = −A ∇log π，正是策略梯度，不是 0。
+# **参考答案**：μ = 1 时算损失的参数就是采样时的参数，ρ = π_θ/π_old ≡ 1，永远在 [1 − ε_low, 1 + ε_high] 里。损失 −ρA 的值是 −A 的平均（组内标准化后接近 0），但它对参数的导数是 −A ρ ∇log π = −A ∇log π，正是策略梯度，不是 0。
+#
+# **评分要点**：说出 μ = 1 时计算损失的参数就是采样的参数，ρ ≡ 1，在区间内（1 分）；说出 ∂ρ/∂θ = ρ ∇log π ≠ 0，梯度就是 A·∇log π（策略梯度），和损失的值无关（1 分）。
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "hw3-q2-question", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # **问答 2**（1 分，老师手工评分）为什么第三部分里上界的裁剪比例几乎一直是 0？clip-higher 放宽的是哪些动作？
-#
-# *评分要点*：说出 ρ ≤ 1/π_old、优势为正的步大多是概率已经很高的 correct 步，并说出 clip-higher 管的是低概率的好动作（1 分）。
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "hw3-q2", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
-# 参考答案：优势为正的步大多是做对的解答里的 correct 步，π_old 本来就高，ρ = π_θ/π_old ≤ 1/π_old 很难超过 1.28；上界只会裁到低概率的好动作，clip-higher 放宽的正是它们。
+# **参考答案**：优势为正的步大多是做对的解答里的 correct 步，π_old 本来就高，ρ = π_θ/π_old ≤ 1/π_old 很难超过 1.28；上界只会裁到低概率的好动作，clip-higher 放宽的正是它们。
+#
+# **评分要点**：说出 ρ ≤ 1/π_old、优势为正的步大多是概率已经很高的 correct 步，并说出 clip-higher 管的是低概率的好动作（1 分）。
 
 # %% [markdown]
 # ## 小结
@@ -254,7 +252,7 @@ grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_f
 # - GRPO 的优势 = 组内减平均、除以组内样本标准差（加 $\epsilon$）；奖励全相同的组优势全为 0，对梯度没有贡献。
 #   留一法（RLOO）比"减组平均"大 $G/(G-1)$ 倍。
 # - 裁剪替代损失在 $\rho$ 离开 $[1-\epsilon_\text{low}, 1+\epsilon_\text{high}]$、又对目标有利时把梯度截成 0；
-#   $\mu=1$ 时 $\rho \equiv 1$，从不裁剪。
+#   clip-higher 把上界单独放宽（$\epsilon_\text{high} > \epsilon_\text{low}$）。
 # - 同一个循环，换掉优势和损失两个小函数，就能从 REINFORCE 走到 GRPO、DAPO。
 #
 # ## 试一试

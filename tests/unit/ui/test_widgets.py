@@ -52,7 +52,7 @@ def test_gradient_logic_is_unbiased_and_deterministic():
     assert np.array_equal(result.exact, grad_expected_reward(TrainableLLM(1e9), problems))
     assert result.none.shape == result.rloo.shape == (200, 12, 3)
     # 两种估计都无偏：200 次估计的平均和精确值差不到 5 个标准误（标准误 = 标准差 / √200；再加 3 / 样本数 的下限，
-    # 见 checks.check_estimate_vs_exact 关于少见事件的说明）
+    # 见 hw1.check_estimate_vs_exact；为什么：一次也没采到的少见事件，样本标准误几乎是 0，估计却差着那几次）
     floor = 3.0 / (200 * 10 * 4)
     for est in (result.none, result.rloo):
         se = np.sqrt(est.std(axis=0, ddof=1) ** 2 / 200 + floor ** 2)
