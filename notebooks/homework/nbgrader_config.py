@@ -33,6 +33,10 @@ from tools.grader import RestoreHiddenTests, SandboxExecute, Verdicts  # noqa: E
 warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session")
 
 c.CourseDirectory.course_id = "toyllm"
+# release_assignment / fetch_assignment / submit / collect 用的交换文件夹：放在课程文件夹里（nbgrader 默认的
+# /srv/nbgrader/exchange 要 root 先建好），读这个文件时创建
+c.Exchange.root = str(HERE / "exchange")
+(HERE / "exchange").mkdir(exist_ok=True)
 c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreHiddenTests,
                                       CheckCellMetadata]
 c.Autograde.autograde_preprocessors = [SandboxExecute, Verdicts, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
