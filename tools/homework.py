@@ -240,14 +240,15 @@ def ungraded(course, assignment, name, log=""):
     return out
 
 
-def grade_assignment(course, assignment, name, extra=None):
+def grade_assignment(course, assignment, name, extra=None, first=()):
     """
     一份作业的整个评分流程（课程 course 里）：generate_assignment → 交作业 → autograde（所有学生一次）
     → generate_feedback → export。
 
     【思路】交的作业：solution（没动过的学生版，答案单元格和问答填上教师的答案）、untouched（没动过的学生版），
         再加上 extra(solution) 返回的 {学生: notebook}（例如由教师的答案改出来的错误版本）。
-        autograde 有提交没评成时不中断：没评成的列在 ungraded 里（学生和原因）。
+        autograde 有提交没评成时不中断：没评成的列在 ungraded 里（学生和原因）。first 里的学生先单独评分
+        （按这个顺序），其余的再一起评：测试用它保证作弊的提交排在诚实的提交前面。
     【返回】dict：released（学生版）、full（{grade_id: 满分}）、scores（{学生: {grade_id: 得分}}）、
         manual（{学生: [还要老师手工评分的 grade_id]}）、csv（nbgrader export 的成绩表）、ungraded、course、seconds
     """
@@ -258,30 +259,32 @@ def grade_assignment(course, assignment, name, extra=None):
     for student, nb in {"solution": solution, "untouched": released, **(extra(solution) if extra else {})}.items():
         submit(course, student, assignment, name, nb)
     start = time.perf_counter()
-    run = nbgrader(course, "autograde", assignment, "--force", check=False)
+    runs = [nbgrader(course, "autograde", assignment, "--force", "--student", student, check=False) for student in first]
+    runs.append(nbgrader(course, "autograde", assignment, check=False))    # 其余的（已经评过的跳过）
     seconds = time.perf_counter() - start
     for step in (["generate_feedback", assignment, "--force"], ["export", "--to", "grades.csv"]):
         nbgrader(course, *step)
     got, manual = scores(course, assignment, name)
     return {"released": released, "full": points(instructor), "scores": got, "manual": manual, "course": course,
             "csv": (course / "grades.csv").read_text(encoding="utf-8"), "seconds": seconds,
-            "ungraded": ungraded(course, assignment, name, run.stdout + run.stderr)}
+            "ungraded": ungraded(course, assignment, name, "".join(r.stdout + r.stderr for r in runs))}
 
 
-def grade_all(root, names=(), extra=None, config=""):
+def grade_all(root, names=(), extra=None, config="", first=()):
     """
     每份作业在 root/<作业>/ 里的一个课程副本中评分，几份作业同时进行（各用各的成绩库）。
 
     【思路】nbgrader autograde 一个接一个地运行学生的 notebook：三份作业放在一个课程里一次评完，省下几次
         nbgrader 的启动（每次约 4 秒 CPU），却要把全部提交排成一串；分开同时评分，最长的一串只有一份作业的提交。
-    【参数】extra：{作业: 函数}，见 grade_assignment；config：见 copy_course
+    【参数】extra：{作业: 函数}，见 grade_assignment；config：见 copy_course；first：先评分的学生，见 grade_assignment
     【返回】{作业: grade_assignment 的结果}
     """
     from concurrent.futures import ThreadPoolExecutor
 
     picked = _pick(names)
     with ThreadPoolExecutor(max_workers=len(picked)) as pool:
-        futures = {a: pool.submit(grade_assignment, copy_course(Path(root) / a, [a], config), a, name, (extra or {}).get(a))
+        futures = {a: pool.submit(grade_assignment, copy_course(Path(root) / a, [a], config), a, name, (extra or {}).get(a),
+                                  first)
                    for a, name in picked.items()}
         return {a: f.result() for a, f in futures.items()}
 

@@ -12,7 +12,7 @@ nbgrader 命令 generate_assignment → autograde（每份作业一次，所有�
     reset           任务 2 的答案单元格第一行是 %reset -f              → 满分（评分时魔法命令不运行，函数本身是对的）
     missing_import  任务 2 的答案单元格导入一个没装的包                → 只丢任务 2
 再加上 ATTACKS 里的各种作弊和出意外的诚实作业（每种至少在一份作业里出现一次），见 ATTACKS 的说明。
-名字以 a_ 开头的作弊的提交排在最前面评分：它之后的 untouched、solution 仍然是 0 分和满分。
+作弊的提交 a_tamper 最先单独评分（grade_all 的 first），其余的再一起评：untouched、solution 仍然是 0 分和满分。
 
 常见错误的各种提示在 tests/unit/homework/test_homework_checks.py 里逐个测（不启动内核）；这里每份作业只交一种。
 分数表和用时打印在测试输出里（pytest -s 或失败时可见；CI 日志里直接可见）。
@@ -282,7 +282,7 @@ def _status():
 def _grade(root):
     before = checksums(), _status()
     start = time.perf_counter()
-    results = H.grade_all(root, extra={a: submissions(a) for a in H.assignments()}, config=CONFIG)
+    results = H.grade_all(root, extra={a: submissions(a) for a in H.assignments()}, config=CONFIG, first=["a_tamper"])
     return results, time.perf_counter() - start, before
 
 
