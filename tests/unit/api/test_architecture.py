@@ -33,7 +33,7 @@ LAYERS = [
      ["peers.rows", "peers.losses", "peers.advantages", "peers.cs336", "peers.table", "peers.options", "peers.convert",
       "peers"]),
     ("评估、画图、命令行", ["evaluation", "experiments", "plotstyle", "dashboard_plots", "plots", "demo",
-                         "doctor_report", "doctor"]),
+                         "doctor_report", "isolation", "doctor"]),
     ("小 transformer：题目写成文字", ["tinylm.text"]),
     ("小 transformer：各层（前向和反向）", ["tinylm.layers"]),
     ("小 transformer：模型、生成、保存", ["tinylm.model"]),

@@ -327,6 +327,7 @@ def test_every_failed_required_check_has_a_hint(monkeypatch, tmp_path):
     monkeypatch.setattr(importlib.metadata, "version", fake_version(missing={p.dist for p in PACKAGES} | {"toyllm"}))
     monkeypatch.setattr(doctor, "_kernel_command", lambda: ([str(tmp_path / "none")], "/x", {}))
     monkeypatch.setattr(doctor, "_labextension_dirs", lambda: [])
+    monkeypatch.setattr(doctor, "grading_isolation", lambda: (None, "没有 bwrap（模拟的）"))
     report = run_checks([c for c in CHECKS if c not in (check_font, check_blas)])
     assert not report.ok
     failed = [r for r in report if not r.ok]
