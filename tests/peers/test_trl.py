@@ -197,6 +197,7 @@ def test_two_real_grpo_trainer_steps_per_preset(preset, tmp_path):
                          echo=lambda *a: None, **SMALL)
     for row in out["trl"]:
         assert all(math.isfinite(row[c]) for c in ("reward", "loss", "entropy", "zero_std")), row
+        assert (row["kl"] is None) == (out["recipe"]["grpo_config"]["beta"] == 0) or math.isfinite(row["kl"])
         assert row["reward"] > 0
     assert out["greedy"]["trl"] > 0.5
     assert (out["recipe"]["grpo_config"]["beta"] > 0) == (preset in ("ppo", "ppo_dual_clip"))

@@ -56,7 +56,7 @@ def to_peer(config, peer, ignore=()):
     【返回】dict，按 RLConfig 选项的顺序
     【边界】有对应不上的选项时报中文的 ValueError，一次列出全部（选项=值：原因），并给出写好的 ignore=(...)；
         忽略了会悄悄换成另一个算法的选项（Rule.ignorable=False，例如 cispo_clip）不放进 ignore 的提示，写进 ignore 也报错。
-        ignore 里有不存在的选项名、peer 不是 "trl" / "verl" 时报 ValueError，ignore 不是一组名字报 TypeError。
+        ignore 里有不存在的选项名、peer 不是两个名字之一时报 ValueError，ignore 不是一组名字报 TypeError。
     【例子】to_peer(PRESETS["grpo"], "trl")["loss_type"] → "grpo"
     """
     method = f"to_{as_choice('peer', peer, tuple(PEERS))}"
@@ -117,7 +117,7 @@ def to_trl(config, ignore=(), max_completion_length=None):
         batch_problems × group_size → per_device_train_batch_size，iterations × mu → max_steps……）[S531]；
         在这个配置里不起作用的选项跳过（β = 0 时的 kl_estimator……）。
     【参数】config：RLConfig；ignore：不转换的选项名（元组）。它们没有对应也不报错，结果里也没有它们，TRL 用自己的默认值；
-        max_completion_length：解答最多几个 token（给了就写出；TRL 的默认 512[S569]，比小网络的上下文长得多，
+        max_completion_length：解答最多几个 token（给了就写出；TRL 的默认 512[S563]，比小网络的上下文长得多，
         而且 loss_agg="constant"（dr_grpo）用它作分母 L_max）
     【返回】dict {GRPOConfig 的字段: 值}；模型、数据、output_dir 由你自己补上
     【边界】TRL 没有对应的选项（动态采样、critic、过程奖励、陈旧采样……）[S545]一起报一个中文的 ValueError，

@@ -2,11 +2,11 @@
 小 transformer 换成 Hugging Face 的模型：GPT2LMHeadModel 加一个逐字符的分词器，存进一个文件夹（第 6 讲 8.11 节）。
 
 【思路】tinylm 的网络和 GPT-2 是同一种结构：pre-LayerNorm、学到的位置表、Q K V 合在一个矩阵里、ReLU 的 MLP、
-    单独的输出头（不和嵌入共用）[S566]。所以权重一个一个抄过去就行：GPT-2 的 Conv1D 和 numpy 一样算 x @ W，
+    单独的输出头（不和嵌入共用）。所以权重一个一个抄过去就行：GPT-2 的 Conv1D 和 numpy 一样算 x @ W，
     不用转置；tinylm 没有的偏置（注意力的 Q K V 和输出）写 0；输出头是 torch 的 Linear，要转置。
     分词器是 tokenizers 的 WordLevel：字表 VOCAB 里每个字一个号（和 tinylm 的编号相同），每个字单独切开，
     解码时直接拼起来；结束符 "$" 同时是 eos 和 pad。
-    反过来，from_hf 把（TRL 训练过的）文件夹读回 TinyLM：只用 safetensors 的 numpy 接口，不用 torch。
+    反过来，from_hf 把（make trl 训练过的）文件夹读回 TinyLM：只用 safetensors 的 numpy 接口，不用 torch。
 【边界】torch、transformers 只在 toyllm.peers 里、调用时才导入（学生的安装里没有它们）；没装时报中文的 ImportError，
     说出 make trl 会装。文件夹里不是这样导出的模型时报带文件夹名的 ValueError。
 """
@@ -105,7 +105,7 @@ def to_hf(model, folder=None):
 
 def from_hf(folder):
     """
-    to_hf 存的文件夹（或 TRL 训练后存的同样的文件夹）读回 TinyLM，用课程自己的工具评估。只用 numpy，不要 torch。
+    to_hf 存的文件夹（或 make trl 训练后存的同样的文件夹）读回 TinyLM，用课程自己的工具评估。只用 numpy，不要 torch。
 
     【参数】folder：有 config.json 和 model.safetensors 的文件夹
     【返回】TinyLM（float32）
@@ -140,7 +140,7 @@ def fix_positions(hf_model):
     """
     给 GPT-2 装一个前向的预处理钩子：没给 position_ids 时按 attention_mask 算（左边补齐的位置不占号）。
 
-    【思路】TRL 把长短不一的题面在左边补齐；它算 log π 的那次前向不给 GPT-2 position_ids[S567]，GPT-2 就从 0 开始
+    【思路】TRL 把长短不一的题面在左边补齐；它算 log π 的那次前向不给 GPT-2 position_ids[S560]，GPT-2 就从 0 开始
         数位置（补齐的字也占号），题面短的那些行每个字的位置都错了，log π 差到十几 nats。位置 = attention_mask 的
         累加和 − 1（补齐的位置记 0），带 KV 缓存生成时只取最后几列。已经给了 position_ids 时不动。
     【返回】钩子的 handle（handle.remove() 拆掉）

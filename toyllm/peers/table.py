@@ -18,8 +18,8 @@
     网络用 tinylm.tiny_config(预设名)（Adam、lr = 3e-4）。
 【对方的默认值和玩具不同】有开关的一并写出：TRL lr_scheduler_type="constant"（默认线性衰减到 0）、
     max_grad_norm=0（默认按梯度范数 1.0 裁剪）、β > 0 时 use_bias_correction_kl=False（f2cd5771 的默认是 False [S132]，PyPI 上的 TRL 1.10.0 改成了 True [S559]；写出来，换了版本结果也一样）；
-    verl 的 weight_decay = 0（默认 0.01）、不按梯度范数裁剪（默认 1.0：新的 worker 是 optim.clip_grad，旧的是 actor.grad_clip，
-    两个都写 ∞）[S556]。没有开关的写在表的说明里：vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）[S556]。
+    verl 的 weight_decay = 0（默认 0.01）[S556]、不按梯度范数裁剪（默认 1.0：新的 worker 是 optim.clip_grad，旧的是
+    actor.grad_clip，两个都写 ∞）[S566]。没有开关的写在表的说明里：vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）[S556]。
     批大小按单卡写；多卡时 TRL 的每卡批大小要除以卡数[S531]。
 【例子】
     to_trl(PRESETS["grpo"])["num_generations"]                     # → 8

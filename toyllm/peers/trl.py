@@ -1,13 +1,13 @@
 """
-同一个实验放到真的训练框架上：课程的预训练网络由 TRL 的 GRPOTrainer 训练，一条命令（第 6 讲 8.11 节）。
+同一个实验放到真的训练框架上：课程的预训练网络由 TRL 的 GRPOTrainer 训练[S154]，一条命令（第 6 讲 8.11 节）。
 
 【思路】run_trl(预设, 步数) 做五件事：
         1. 配置：tinylm.tiny_config(预设)（Adam、lr = 3e-4、每次 16 道题 × 8 份），to_trl 换成 GRPOConfig 的参数[S531]；
            没有对应的选项要写进 ignore，开始时打印忽略了哪些；max_completion_length = 上下文 25 − 最长的题面。
         2. 模型：hf.to_hf 把预训练网络存成文件夹，再从文件夹读成 GPT2LMHeadModel。TRL 在 β > 0 时按
-           config._name_or_path 重新读一份参考模型[S567]，只在内存里的模型没有这个名字；装上 hf.fix_positions 的钩子
-           （TRL 算 log π 时不给 position_ids[S567]）。
-        3. 奖励：最终答案对不对。TRL 解码解答时去掉特殊字（"$" 是 eos）[S567]，answer_of 认不出写完了：
+           config._name_or_path 重新读一份参考模型[S561]，只在内存里的模型没有这个名字；装上 hf.fix_positions 的钩子
+           （TRL 算 log π 时不给 position_ids[S560]）。
+        3. 奖励：最终答案对不对。TRL 解码解答时去掉特殊字（"$" 是 eos）[S562]，answer_of 认不出写完了：
            所以奖励从 completion_ids 自己解码。
         4. 训练：GRPOTrainer.train()，CPU；每一步的奖励、损失、KL、熵、裁剪比例记下来。
         5. 对照：同一个预设、同一个种子在 numpy 上跑 tinylm.rl_train，两条曲线逐次迭代并排打印；训练好的文件夹
@@ -42,7 +42,7 @@ PROBLEMS = {"seed": 3, "count": 2000, "min_steps": 1, "max_steps": 2}
 COLUMNS = {"reward": ("reward", "reward"), "loss": ("loss", "loss"), "kl": ("kl", "kl_est"),
            "entropy": ("entropy", "entropy"), "clip_low": ("clip_ratio/low_mean", "clip_low"),
            "clip_high": ("clip_ratio/high_mean", "clip_high"), "zero_std": ("frac_reward_zero_std", "zero_std")}
-"""打印的列：{列名: (TRL 记录的名字, tinylm.rl_train 的 History 的列)}。"""
+"""打印的列：{列名: (GRPOTrainer 记录的名字[S565], tinylm.rl_train 的 History 的列)}。"""
 
 
 def training_examples():
@@ -53,7 +53,7 @@ def training_examples():
 
 def reward(completion_ids, answer, **kwargs):
     """
-    TRL 的奖励函数：从 completion_ids 自己解码（TRL 给的 completions 去掉了 "$"），最终答案对就是 1，否则 0。
+    GRPOTrainer 的奖励函数：从 completion_ids 自己解码（它给的 completions 去掉了 "$"[S562]），最终答案对就是 1，否则 0。
 
     【参数】completion_ids：每份解答的字号（到 eos 为止）；answer：数据集的 answer 列（正确答案）
     【返回】list of float
@@ -84,28 +84,28 @@ def trl_settings(preset="grpo", steps=20, ignore=(), seed=0, world=1, context=25
 
 
 def _by_iteration(logs, mu, steps):
-    """TRL 每个优化器步一条记录 → 每次迭代一行（μ 步的平均；奖励等只在生成那一步记）。"""
+    """GRPOTrainer 每个优化器步一条记录 → 每次迭代一行（μ 步的平均；奖励等只在生成那一步记）。"""
     rows = []
     for it in range(1, steps + 1):
         mine = [log for log in logs if (log["step"] - 1) // mu + 1 == it]
         row = {"iteration": it}
         for col, (name, _) in COLUMNS.items():
             vals = [log[name] for log in mine if name in log and log[name] is not None]
-            row[col] = float(sum(vals) / len(vals)) if vals else math.nan
+            row[col] = float(sum(vals) / len(vals)) if vals else None          # 没记（β = 0 时的 KL）：JSON 的 null
         rows.append(row)
     return rows
 
 
 def _notes(cfg):
-    """TRL 的记录和 toy 的记录意思不同的地方。"""
+    """GRPOTrainer 的记录和 toy 的记录意思不同的地方[S564][S565]。"""
     notes = []
     if cfg.scale_rewards == "batch":
-        notes.append("zero_std：TRL 的 frac_reward_zero_std 在 scale_rewards=\"batch\" 时看整批奖励的标准差[S568]，"
+        notes.append("zero_std：TRL 的 frac_reward_zero_std 在 scale_rewards=\"batch\" 时看整批奖励的标准差，"
                      "整批都一样才是 1；toy 数的是奖励全相同的组占几成")
     if cfg.beta == 0:
         notes.append("kl：β = 0 时 TRL 不算参考模型，不记 KL（NaN）；numpy 那边记的是采样时的 k3 估计")
     if cfg.policy_loss in ("gspo", "sapo", "cispo"):
-        notes.append(f"clip：{cfg.policy_loss} 在 TRL 里不记 clip_ratio/low_mean、high_mean（cispo 记 cispo_clip_ratio）[S568]")
+        notes.append(f"clip：{cfg.policy_loss} 在 TRL 里不记 clip_ratio/low_mean、high_mean（cispo 记 cispo_clip_ratio）")
     return notes
 
 
@@ -145,9 +145,9 @@ def build_trainer(folder, kwargs, prompts, answers, seed=0):
 def run_trl(preset="grpo", steps=20, model="base", *, ignore=(), seed=0, output_dir=None, compare=True, record=None,
             echo=print, **overrides):
     """
-    用 TRL 的 GRPOTrainer 在 CPU 上训练课程的预训练网络，和 numpy 上同一个预设、同一个种子的 rl_train 并排比较。
+    用 GRPOTrainer 在 CPU 上训练课程的预训练网络，和 numpy 上同一个预设、同一个种子的 rl_train 并排比较。
 
-    【参数】preset：PRESETS 之一；steps：迭代次数（TRL 的 max_steps = steps × μ）；model：预训练网络的名字
+    【参数】preset：PRESETS 之一；steps：迭代次数（GRPOConfig 的 max_steps = steps × μ[S531]）；model：预训练网络的名字
         （"small"、"base"、"large"）；ignore：TRL 没有对应、确实不要的选项（dapo 要 ("dynamic_sampling", "max_draws",
         "gen_batch_scale", "on_short")）；seed：两边的种子（TRL 的 GRPOConfig.seed、torch.manual_seed，numpy 的
         RLConfig.seed）；output_dir：文件夹（默认 out/trl-<预设>；start/ 是导出的起点，final/ 是训练完的）；
@@ -205,12 +205,16 @@ def run_trl(preset="grpo", steps=20, model="base", *, ignore=(), seed=0, output_
     return result
 
 
+def _num(x):
+    return math.nan if x is None else x
+
+
 def _print(result, cfg, say):
-    """两条曲线逐次迭代并排（TRL / numpy），再打印用时和留出题的贪心准确率。"""
+    """两条曲线逐次迭代并排（GRPOTrainer / numpy），再打印用时和留出题的贪心准确率。"""
     numpy_rows = result.get("numpy") or [{}] * len(result["trl"])
     say("迭代  " + "  ".join(f"{c:>17}" for c in COLUMNS) + "\n      " + "  ".join(f"{'TRL / numpy':>17}" for _ in COLUMNS))
     for a, b in zip(result["trl"], numpy_rows):
-        say(f"{a['iteration']:4d}  " + "  ".join(f"{a[c]:8.4f}/{b.get(c, math.nan):8.4f}" for c in COLUMNS))
+        say(f"{a['iteration']:4d}  " + "  ".join(f"{_num(a[c]):8.4f}/{_num(b.get(c)):8.4f}" for c in COLUMNS))
     for note in _notes(cfg):
         say("    注：" + note)
     say("    两边只在分布上一致：TRL 用 torch 的随机数发生器采样、选题，CPU 的算子在不同机器上也不逐位相同。")
