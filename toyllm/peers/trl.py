@@ -31,7 +31,6 @@ from .._checks import as_choice, as_int
 from ..arithmetic import make_problem_set
 from ..tinylm import accuracy, answer_of, decode, pretrained, problem_example, rl_train, tiny_config
 from ..tinylm.pretraining import PRETRAINED, heldout_problems
-from ..tinylm.train import _check_network_config
 from .convert import to_trl
 from .hf import fix_positions, from_hf, need_torch, to_hf
 
@@ -72,7 +71,9 @@ def trl_settings(preset="grpo", steps=20, ignore=(), seed=0, world=1, context=25
     """
     preset = as_choice("preset", preset, PRESETS)
     cfg = tiny_config(preset, iterations=as_int("steps", steps, low=1), seed=as_int("seed", seed, low=0), **overrides)
-    _check_network_config(cfg)
+    if cfg.optimizer != "adam" or cfg.reward != "outcome":           # 和 tinylm.rl_train 同样的要求
+        raise ValueError(f"optimizer 在小 transformer 上必须是 'adam'、reward 必须是 'outcome'，收到 {cfg.optimizer!r}、"
+                         f"{cfg.reward!r}：玩具的 SGD 配 lr = 2 一步就毁掉网络，tiny_config 给的是 Adam、lr = 3e-4")
     longest = max(len(e.prompt) for e in training_examples())
     kwargs = to_trl(cfg, ignore=ignore, max_completion_length=context - longest)
     world = as_int("world（进程数）", world, low=1)
