@@ -299,7 +299,7 @@ def render_trl(t):
              f"torch {v['torch']}、transformers {v['transformers']}、trl {v['trl']}；命令 `{TRL_COMMAND}`"
              "（配方和两条曲线都存在 `lectures/figures/trl_grpo.json`）。", "",
              "| | `GRPOTrainer`（torch） | numpy（`rl_train`） |", "|---|---|---|",
-             f"| 训练用时（这台机器，2 个 CPU 核） | {s['trl']:.1f} s | {s['numpy']:.1f} s |"]
+             f"| 训练用时（这台机器，各用一个 CPU 线程） | {s['trl']:.1f} s | {s['numpy']:.1f} s |"]
     for c, label in (("reward", "平均奖励（20 次迭代）"), ("entropy", "平均熵（nats）"), ("zero_std", "奖励全相同的组的比例")):
         lines.append(f"| {label} | {m['trl'][c]:.3f} | {m['numpy'][c]:.3f} |")
     lines.append(f"| 留出题（前 200 道）贪心准确率：训练前 {g['start']:.3f} | {g['trl']:.3f} | {g['numpy']:.3f} |")

@@ -165,6 +165,8 @@ def run_trl(preset="grpo", steps=20, model="base", *, ignore=(), seed=0, output_
 
     model = as_choice("model", model, PRETRAINED)
     state = PartialState(cpu=not torch.cuda.is_available())       # 没有 GPU 时几个进程在 CPU 上（gloo）
+    if not torch.cuda.is_available():          # 和 numpy 那边一样一个线程：这么小的网络多线程不快，机器一忙反而慢好几倍
+        torch.set_num_threads(1)
     cfg, kwargs = trl_settings(preset, steps, ignore, seed, state.num_processes, **overrides)
     out = Path(output_dir or Path("out") / f"trl-{preset}")
     say = echo if state.is_main_process else (lambda *a, **k: None)
