@@ -10,6 +10,7 @@
 没有装 torch / TRL 时整个文件跳过（make test 的 .venv 里就是这样）。
 """
 
+import json
 import math
 import os
 import re
@@ -193,8 +194,15 @@ def test_trl_loss_and_its_gradient_equal_rl_objective(preset, start):
 def test_two_real_grpo_trainer_steps_per_preset(preset, tmp_path):
     """每个预设真的训练 2 次迭代：记录都是有限的数，奖励不是 0（绕行 3），β > 0 的 ppo 能建参考模型（绕行 2），
     训练完的文件夹读回 tinylm（注意力的偏置留在 0）。"""
-    out = runner.run_trl(preset, 2, ignore=IGNORE.get(preset, ()), output_dir=tmp_path, compare=False,
-                         echo=lambda *a: None, **SMALL)
+    printed, record = [], tmp_path / "record.json"
+    out = runner.run_trl(preset, 2, ignore=IGNORE.get(preset, ()), output_dir=tmp_path, compare=preset == "dapo",
+                         record=record, echo=printed.append, **SMALL)
+    text = "\n".join(printed)
+    assert "TRL / numpy" in text and "只在分布上一致" in text
+    if preset == "dapo":                 # 开始时说出忽略了什么；numpy 那边也跑了；记录里有配方和版本
+        assert "忽略（TRL 没有对应" in text and "dynamic_sampling=True" in text and "numpy" in out["seconds"]
+        rec = json.loads(record.read_text(encoding="utf-8"))
+        assert rec["recipe"]["preset"] == "dapo" and rec["versions"]["trl"] == "1.10.0" and len(rec["numpy"]) == 2
     for row in out["trl"]:
         assert all(math.isfinite(row[c]) for c in ("reward", "loss", "entropy", "zero_std")), row
         assert (row["kl"] is None) == (out["recipe"]["grpo_config"]["beta"] == 0) or math.isfinite(row["kl"])
@@ -213,30 +221,16 @@ def test_the_reference_model_is_read_from_the_exported_folder(start):
     assert np.array_equal(w, net.params["tok"])
 
 
-def test_python_m_form_and_a_comparison_table(tmp_path):
-    """python -m toyllm.peers.trl：打印忽略了什么、两条曲线并排、用时；--record 写出配方。"""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "toyllm.peers.trl", "--preset", "dapo", "--steps", "1",
-                          "--ignore", "dynamic_sampling,gen_batch_scale", "--set", "batch_problems=4",
-                          "--output-dir", str(tmp_path / "o"), "--record", str(tmp_path / "r.json")],
-                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "忽略（TRL 没有对应" in out.stdout and "dynamic_sampling=True" in out.stdout
-    assert "TRL / numpy" in out.stdout and "只在分布上一致" in out.stdout
-    import json
-    rec = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
-    assert rec["recipe"]["preset"] == "dapo" and rec["versions"]["trl"] == "1.10.0" and len(rec["numpy"]) == 1
-
-
 def test_accelerate_launch_with_two_cpu_processes(tmp_path):
-    """多卡的写法在 CPU 上试：两个进程（torchrun + gloo），每个进程的批大小减半，只有主进程打印。
+    """多卡的写法在 CPU 上试（也就是 python -m toyllm.peers.trl 的命令行）：两个进程（torchrun + gloo），每个进程的批大小减半，
+    只有主进程打印。
     accelerate 1.16 的 --cpu 配 --num_processes 2 要 MPI（mpirun 的 hostfile），没有时只起一个进程；没有 GPU 的机器上
     --multi_gpu 起两个进程，run_trl 的 PartialState(cpu=True) 让它们在 CPU 上。"""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     launcher = Path(sys.executable).with_name("accelerate")
     out = subprocess.run([str(launcher), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
                           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "toyllm.peers.trl",
-                          "--preset", "grpo", "--steps", "2", "--no-compare", "--set", "batch_problems=4",
+                          "--preset", "grpo", "--steps", "1", "--no-compare", "--set", "batch_problems=4",
                           "--output-dir", str(tmp_path / "o")], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
