@@ -427,3 +427,41 @@ print("ok")
     assert "'gpg'" in lines["loss"] and "policy_loss" in lines["loss"]
     assert "'opo'" in lines["advantage"] and "tau_pos" in lines["option"] and "'sapo'" in lines["preset"]
     assert "toyllm.peers.to_trl(config)" in lines["to_trl"] and "toyllm.peers.cs336" in lines["old_cs336"]
+
+
+def test_cispo_without_a_lower_bound_is_trls_cispo():
+    """issue 39：eps_low ≥ 1（不设下界，MiniMax-M1）时 verl 的截法就是 TRL 的 cispo，epsilon_high = 1 + eps_high。"""
+    kw = to_trl(PRESETS["cispo"])
+    assert (kw["loss_type"], kw["epsilon_high"]) == ("cispo", 1 + PRESETS["cispo"].eps_high) and "epsilon" not in kw
+    assert to_trl(PRESETS["cispo"].replace(cispo_clip="trl", eps_high=5.0))["epsilon_high"] == 5.0
+
+
+def test_a_cispo_with_a_lower_bound_cannot_be_ignored_into_another_algorithm():
+    """有下界的 CISPO 在 TRL 里没有对应；报错不再提示 ignore=("cispo_clip",)（那样 TRL 把比率截在 0.2，是另一个算法），
+    写进 ignore 也报错。"""
+    cfg = PRESETS["cispo"].replace(eps_low=0.2)
+    with pytest.raises(ValueError) as e:
+        to_trl(cfg)
+    assert "cispo_clip='verl'" in str(e.value) and "ignore=(" not in str(e.value) and "不能忽略" in str(e.value)
+    with pytest.raises(ValueError, match="不能忽略 cispo_clip='verl'"):
+        to_trl(cfg, ignore=("cispo_clip",))
+    with pytest.raises(ValueError) as e:                                  # 别的选项照样给出写好的 ignore
+        to_trl(cfg.replace(dynamic_sampling=True))
+    assert 'ignore=("dynamic_sampling", "max_draws", "on_short"))' in str(e.value) and "cispo_clip 不能忽略" in str(e.value)
+
+
+def test_max_completion_length_is_an_optional_argument():
+    assert "max_completion_length" not in to_trl(PRESETS["grpo"])
+    assert to_trl(PRESETS["dr_grpo"], max_completion_length=10)["max_completion_length"] == 10
+    with pytest.raises(ValueError, match="max_completion_length"):
+        to_trl(PRESETS["grpo"], max_completion_length=0)
+
+
+def test_verl_gradient_clipping_is_switched_off_on_both_workers():
+    """issue 39：verl 有梯度裁剪的开关（新 worker 的 optim.clip_grad、旧 worker 的 actor.grad_clip，默认 1.0）；
+    玩具和 TRL（max_grad_norm=0）不裁剪，to_verl 两个都写 ∞（写 0 会把梯度裁成 0）。"""
+    for cfg in (PRESETS["grpo"], PRESETS["grpo"].replace(optimizer="adam", lr=1e-3)):
+        d = to_verl(cfg, as_dict=True)
+        assert d["actor_rollout_ref.actor.optim.clip_grad"] == d["actor_rollout_ref.actor.grad_clip"] == float("inf")
+    assert "actor_rollout_ref.actor.optim.clip_grad=inf" in to_verl(PRESETS["grpo"])
+    assert to_trl(PRESETS["grpo"])["max_grad_norm"] == 0.0
