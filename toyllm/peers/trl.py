@@ -105,8 +105,10 @@ def _notes(cfg):
                      "整批都一样才是 1；toy 数的是奖励全相同的组占几成")
     if cfg.beta == 0:
         notes.append("kl：β = 0 时 TRL 不算参考模型，不记 KL（NaN）；numpy 那边记的是采样时的 k3 估计")
-    if cfg.policy_loss in ("gspo", "sapo", "cispo"):
-        notes.append(f"clip：{cfg.policy_loss} 在 TRL 里不记 clip_ratio/low_mean、high_mean（cispo 记 cispo_clip_ratio）")
+    if cfg.policy_loss in ("sapo", "cispo"):
+        notes.append(f"clip：{cfg.policy_loss} 在 TRL 里不记 clip_ratio/low_mean、high_mean（cispo 记 cispo_clip_ratio），这两列是 NaN")
+    if cfg.policy_loss == "gspo" or cfg.is_level == "sequence":
+        notes.append("clip：序列级的比率，TRL 数的是被裁的解答 / 解答数，toy 的 gspo 数的是这些解答里的步 / 全部的步")
     return notes
 
 
