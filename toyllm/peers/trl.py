@@ -35,7 +35,7 @@ from .convert import to_trl
 from .hf import fix_positions, from_hf, need_torch, to_hf
 
 PRESETS = ("grpo", "dr_grpo", "ppo", "ppo_dual_clip", "gspo", "sapo", "cispo", "dapo")
-"""run_trl 跑得了的预设（dapo 要 ignore 动态采样的四个选项）。"""
+"""run_trl 跑得了的预设（dapo 要 ignore=("dynamic_sampling", "gen_batch_scale")）。"""
 PROBLEMS = {"seed": 3, "count": 2000, "min_steps": 1, "max_steps": 2}
 """RL 的训练题：notebook 09 的那一批（1~2 步题，写成思维链）。"""
 COLUMNS = {"reward": ("reward", "reward"), "loss": ("loss", "loss"), "kl": ("kl", "kl_est"),
@@ -151,8 +151,8 @@ def run_trl(preset="grpo", steps=20, model="base", *, ignore=(), seed=0, output_
     用 GRPOTrainer 在 CPU 上训练课程的预训练网络，和 numpy 上同一个预设、同一个种子的 rl_train 并排比较。
 
     【参数】preset：PRESETS 之一；steps：迭代次数（GRPOConfig 的 max_steps = steps × μ[S531]）；model：预训练网络的名字
-        （"small"、"base"、"large"）；ignore：TRL 没有对应、确实不要的选项（dapo 要 ("dynamic_sampling", "max_draws",
-        "gen_batch_scale", "on_short")）；seed：两边的种子（TRL 的 GRPOConfig.seed、torch.manual_seed，numpy 的
+        （"small"、"base"、"large"）；ignore：TRL 没有对应、确实不要的选项（dapo 要 ("dynamic_sampling",
+        "gen_batch_scale")；max_draws、on_short 跟着 dynamic_sampling 不起作用）；seed：两边的种子（TRL 的 GRPOConfig.seed、torch.manual_seed，numpy 的
         RLConfig.seed）；output_dir：文件夹（默认 out/trl-<预设>；start/ 是导出的起点，final/ 是训练完的）；
         compare：是否也跑 numpy 那边；record：给了路径就把配方、版本、两条曲线和用时写成 JSON（讲义的图读它）；
         echo：打印用的函数；overrides：改 tiny_config 的选项（lr=1e-4……）
