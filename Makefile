@@ -14,7 +14,9 @@
 #   make lock         依赖变了以后重新生成锁文件 constraints.txt（然后 make test）
 #   make test-latest  用各个包的最新版（不用锁文件）在 .venv-latest 里跑全部测试，并列出和锁文件不同的版本
 #   make test-min     用 pyproject.toml 写的最低版本（Python 3.10）在 .venv-min 里跑全部测试
-#   make test-peers   在 .venv-peers 里装 TRL、verl，核对 toyllm.peers.to_trl(config) / to_verl(config)（tests/peers/test_peers*.py）
+#   make test-peers   在 .venv-peers 里装 TRL、verl，核对 toyllm.peers.to_trl(config) / to_verl(config)（tests/peers/test_peers*.py），
+#                     TRL 的损失和 rl_objective 一样、GRPOTrainer 真的训练（tests/peers/test_trl.py）
+#   make trl          PRESET=grpo STEPS=20：用 TRL 的 GRPOTrainer 训练课程的网络，和 numpy 并排比较（装 .venv-peers，torch 要下载）
 # 可以覆盖的变量：PYTHON=python3.12（创建虚拟环境用的解释器）、VENV=.venv、PYTEST_ARGS='-m browser'、TEST_WORKERS=0
 
 PYTHON ?= python3
@@ -43,7 +45,7 @@ export OPENBLAS_CORETYPE ?= Haswell
 endif
 comma := ,
 
-.PHONY: lab test test-fast demo homework grade bench notebooks figures pretrain venv clean-venv site voila lock test-latest test-min test-peers print-python-min
+.PHONY: lab test test-fast demo homework grade bench notebooks figures pretrain venv clean-venv site voila lock test-latest test-min test-peers trl print-python-min
 
 # 虚拟环境：每组 extras 一个标记文件（.venv/.stamp-notebook、.venv/.stamp-dev ……），所以 make lab 建的
 # 环境（只有 notebook）再 make test 时会补装 dev 的依赖。pyproject.toml 或锁文件比标记新、或者 .venv 里的
@@ -164,7 +166,20 @@ $(PEERS_VENV)/.stamp-peers: tools/peers-requirements.txt tools/peers-nodeps.txt 
 	@touch $@
 
 test-peers: $(PEERS_VENV)/.stamp-peers
-	$(PEERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/peers/test_peers.py tests/peers/test_peers_installed.py
+	HF_HUB_OFFLINE=1 $(PEERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/peers/test_peers.py \
+		tests/peers/test_peers_installed.py tests/peers/test_trl.py
+
+# make trl PRESET=grpo STEPS=20：课程的预训练网络（MODEL=base）由 TRL 的 GRPOTrainer 在 CPU 上训练，和 numpy 上同一个预设、
+# 同一个种子的 rl_train 并排打印（toyllm/peers/trl.py；讲义 8.11 节）。第一次先建 .venv-peers（同 make test-peers）。
+# TRL 没有对应的选项要写进 IGNORE（逗号分开），例如 make trl PRESET=dapo IGNORE=dynamic_sampling,gen_batch_scale。
+# 不用 make：.venv-peers/bin/python -m toyllm.peers.trl --preset grpo --steps 20
+PRESET ?= grpo
+STEPS ?= 20
+MODEL ?= base
+IGNORE ?=
+trl: $(PEERS_VENV)/.stamp-peers
+	HF_HUB_OFFLINE=1 $(PEERS_VENV)/bin/python -m toyllm.peers.trl --preset $(PRESET) --steps $(STEPS) --model $(MODEL) \
+		$(if $(IGNORE),--ignore $(IGNORE)) $(TRL_ARGS)
 
 test-min:
 	rm -rf .venv-min

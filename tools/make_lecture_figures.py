@@ -38,6 +38,7 @@ from toyllm.rl import PRESETS, RLConfig, default_problems, preset, train  # noqa
 from toyllm.rl.presets import format_option  # noqa: E402
 from toyllm.peers import ANY, ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT, hydra_value, to_trl, to_verl  # noqa: E402
 from toyllm.scaling import fit_sigmoid, reach_target, scaling_curve  # noqa: E402
+from toyllm.tinylm import tiny_config  # noqa: E402
 
 LECTURES = ROOT / "lectures"
 FIGURES = LECTURES / "figures"
@@ -55,7 +56,7 @@ TARGET = 0.8                                       # "到 pass@1 ≥ 0.8 用了�
 CLIP = {"size": 1e8, "lr": 30.0, "mu": 4, "iterations": 100, "seeds": (0, 1, 2, 3), "last": 20}
 YUE_KS = tuple(2 ** i for i in range(9))           # 1 … 256
 YUE_TABLE_KS = (1, 4, 16, 64, 256)
-DAPO_IGNORE = ("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short")   # 讲义 8.11 节的例子：TRL 没有动态采样
+DAPO_IGNORE = ("dynamic_sampling", "gen_batch_scale")   # 讲义 8.11 节的例子：TRL 没有动态采样（max_draws、on_short 跟着它不起作用）
 
 
 def lecture_problems():
@@ -108,7 +109,26 @@ def compute():
     """跑全部实验（约半分钟）。【返回】(numbers, data)：numbers 是写进 numbers.json 的数字；data 是画图用的东西。"""
     numbers, data = compute_evaluation()
     numbers.update(compute_training(data))
+    numbers["trl"], data["trl"] = trl_run()
     return numbers, data
+
+
+TRL_RECORD = FIGURES / "trl_grpo.json"
+TRL_COMMAND = "python -m toyllm.peers.trl --preset grpo --steps 20 --record lectures/figures/trl_grpo.json"
+"""讲义 8.11 节"在真的训练框架上跑同一个实验"的记录：这条命令（.venv-peers 里）写的，配方、版本、两条曲线、用时都在里面。
+这里只读它（make figures 不装 torch）；重新记录就重跑这条命令，再 make figures。"""
+
+
+def trl_run():
+    """TRL 和 numpy 的同一个 GRPO：从记录里取配方、版本、用时、两边的平均奖励和熵、留出题的贪心准确率。"""
+    rec = json.loads(TRL_RECORD.read_text(encoding="utf-8"))
+    mean = {side: {c: _r(float(np.mean([row[c] for row in rec[side]]))) for c in ("reward", "entropy", "zero_std")}
+            for side in ("trl", "numpy")}
+    numbers = {"recipe": {k: rec["recipe"][k] for k in ("preset", "steps", "model", "seed")},
+               "grpo_config": rec["recipe"]["grpo_config"], "versions": rec["versions"],
+               "seconds": {k: round(v, 1) for k, v in rec["seconds"].items()},
+               "greedy": {k: _r(v) for k, v in rec["greedy"].items()}, "mean": mean}
+    return numbers, rec
 
 
 def compute_training(data):
@@ -203,7 +223,7 @@ def _f(x, nd=4):
 
 def render_blocks(numbers):
     """把数字排成 Markdown：{块名: 文本}。讲义里 <!-- generated:块名 --> 和 <!-- /generated:块名 --> 之间就是这段文本。"""
-    blocks = {}
+    blocks = {"trl_run": render_trl(numbers["trl"])}
 
     lines = ["| 参数量 | pass@1（有思维链） | pass@1（无思维链） |", "|---|---|---|"]
     for row in numbers["pass1_by_size"]:
@@ -269,6 +289,21 @@ def render_blocks(numbers):
         from tools.network_claims import render_network
         blocks["network"] = render_network(numbers)
     return blocks
+
+
+def render_trl(t):
+    """讲义 8.11 节：记录下来的 TRL 运行（配方、版本、用时、两边的平均值）。"""
+    r, v, s, g, m = t["recipe"], t["versions"], t["seconds"], t["greedy"], t["mean"]
+    side = {"trl": "TRL", "numpy": "numpy"}
+    lines = [f"记录的配方：预设 `{r['preset']}`、{r['steps']} 次迭代、网络 `{r['model']}`、种子 {r['seed']}；"
+             f"torch {v['torch']}、transformers {v['transformers']}、trl {v['trl']}；命令 `{TRL_COMMAND}`"
+             "（配方和两条曲线都存在 `lectures/figures/trl_grpo.json`）。", "",
+             "| | `GRPOTrainer`（torch） | numpy（`rl_train`） |", "|---|---|---|",
+             f"| 训练用时（这台机器，各用一个 CPU 线程） | {s['trl']:.1f} s | {s['numpy']:.1f} s |"]
+    for c, label in (("reward", "平均奖励（20 次迭代）"), ("entropy", "平均熵（nats）"), ("zero_std", "奖励全相同的组的比例")):
+        lines.append(f"| {label} | {m['trl'][c]:.3f} | {m['numpy'][c]:.3f} |")
+    lines.append(f"| 留出题（前 200 道）贪心准确率：训练前 {g['start']:.3f} | {g['trl']:.3f} | {g['numpy']:.3f} |")
+    return "\n".join(lines)
 
 
 def _example_config(option, value):
@@ -340,7 +375,7 @@ def _source_cell(rule):
 
 
 NOTE_SOURCE_ROWS = {"grpo_trainer.py": "S154", "core_algos.py": "S164", "critic.yaml": "S159", "ray_trainer.py": "S165",
-                    "fsdp_workers.py": "S131", "rollout_corr_helper.py": "S166"}
+                    "fsdp_workers.py": "S131", "rollout_corr_helper.py": "S166", "fsdp.yaml": "S566", "dp_actor.yaml": "S566"}
 """格子的说明里引用的"文件:行"（短文件名）→ 来源表里列着那一行的编号。"""
 
 
@@ -380,12 +415,13 @@ def render_peers():
         value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
         lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')}{_note_marks(row.trl)} | {_source_cell(row.trl)} | "
                      f"{_peer_cell(row, 'verl')}{_note_marks(row.verl)}{_row_marks(row)} | {_source_cell(row.verl)} |")
-    kw = to_trl(PRESETS["dapo"], ignore=DAPO_IGNORE)
-    lines += ["", f"例：`to_trl(PRESETS[\"dapo\"], ignore={DAPO_IGNORE!r})` 给出", "", "```python",
+    kw = to_trl(tiny_config("dapo"), ignore=DAPO_IGNORE, max_completion_length=10)
+    lines += ["", "例（网络用 `tiny_config` 的 Adam 和学习率，不用玩具的 lr = 2、SGD）："
+              f"`to_trl(tiny_config(\"dapo\"), ignore={DAPO_IGNORE!r}, max_completion_length=10)` 给出", "", "```python",
               "dict(" + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")", "```", "",
-              "`to_verl(PRESETS[\"gspo\"])` 给出（接在 `python -m verl.trainer.main_ppo` 后面"
+              "`to_verl(tiny_config(\"gspo\"))` 给出（接在 `python -m verl.trainer.main_ppo` 后面"
               f"{_mark('S129')}）：", "", "```text",
-              *to_verl(PRESETS["gspo"]), "```"]
+              *to_verl(tiny_config("gspo")), "```"]
     return "\n".join(lines)
 
 
@@ -440,6 +476,20 @@ def draw_figures(data, out):
     base, rl = data["yue"]
     save(plot_pass_at_k({f"基座 {fmt_size(GRPO_SIZE)}": base, "GRPO 之后": rl},
                         title="基座与 RL 之后的 pass@k（留出题，精确值）"), "passk_base_vs_rl.png")
+
+    rec = data["trl"]
+    fig, axes = plt.subplots(1, 2, figsize=(SINGLE[0] * 1.6, SINGLE[1]))
+    for ax, col, label in zip(axes, ("reward", "entropy"), ("平均奖励", "熵（nats）")):
+        for side, name in (("trl", "GRPOTrainer（torch）"), ("numpy", "numpy rl_train")):
+            ax.plot([r["iteration"] for r in rec[side]], [r[col] for r in rec[side]], marker=".", label=name)
+        ax.set_xlabel("迭代次数")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend()
+    fig.suptitle(f"同一个 GRPO（{rec['recipe']['model']} 网络，种子 {rec['recipe']['seed']}）：GRPOTrainer 和 numpy "
+                 "只在分布上一致")
+    fig.tight_layout()
+    save(fig, "trl_vs_numpy.png")
 
     fig, ax = plt.subplots(figsize=SINGLE)
     for eh, curve in data["clip_curves"].items():

@@ -15,7 +15,7 @@ import pytest
 
 from toyllm.peers import (ACTIVE, ANY, PRESET_PEERS, ROWS, TRANSFORMERS_VERSION, TRL_COMMIT, VERL_COMMIT, PeerOptions,
                           hydra_value, to_trl, to_verl)
-from toyllm.peers.convert import options
+from toyllm.peers.convert import _row, _seen, options
 from toyllm.rl import PRESETS, RLConfig
 from toyllm.rl.config import CISPO_CLIPS, POLICY_LOSSES
 
@@ -34,6 +34,8 @@ def convert(cfg, peer):
     except ValueError as e:
         named = tuple(re.findall(r"^  - ([a-z_]+)=", str(e), re.M))
         assert named, str(e)
+        if "不能忽略" in str(e):                  # 忽略了就是另一个算法（cispo_clip）：没有结果
+            return None, named
         return method(ignore=named, **kwargs), named
 
 
@@ -88,6 +90,9 @@ def test_every_preset_converts_or_names_each_option_it_cannot(peer, name):
     assert set(out) <= allowed, "结果里的名字都写在对照表里（讲义的表由同一张表生成）"
     for option in named:                     # 报出的选项确实没有对应：单独忽略它以外的选项时，它还在报错里
         others = tuple(o for o in named if o != option)
+        active = ACTIVE.get(option, lambda c: True)
+        if not (active(cfg) and active(_seen(cfg, others))):
+            continue                             # 它只在被忽略的选项打开时起作用（max_draws 跟着 dynamic_sampling）
         with pytest.raises(ValueError, match=rf"  - {option}="):
             {"trl": to_trl, "verl": to_verl}[peer](cfg, ignore=others)
 
@@ -97,7 +102,7 @@ def test_presets_that_convert_and_those_that_do_not():
     expect = {
         "trl": {"reinforce": ("advantage",), "rloo": ("advantage",),
                 "dapo": ("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short"),
-                "ppo_critic": ("advantage", "gamma", "lam", "critic_lr", "vf_coef"), "cispo": ("cispo_clip",),
+                "ppo_critic": ("advantage", "gamma", "lam", "critic_lr", "vf_coef"),
                 "reinforce_pp": ("advantage",), "grpo_async": ("staleness",),
                 "reinforce_pp_no_baseline": ("advantage", "gamma"), "gmpo": ("policy_loss",),
                 "gpg": ("advantage", "policy_loss"), "clip_cov": ("policy_loss", "clip_cov_ratio", "clip_cov_lb", "clip_cov_ub"),
@@ -146,8 +151,7 @@ def test_verl_values_of_some_presets():
     d = to_verl(PRESETS["cispo"].replace(cispo_clip="trl", eps_high=5.0), as_dict=True)
     assert (d[a + "clip_ratio_low"], d[a + "clip_ratio_high"]) == (10.0, 4.0)       # clip(ρ, −9, 5) = min(ρ, 5)
     d = to_verl(PRESETS["grpo_async"], ignore=("staleness",), as_dict=True)
-    assert (d["algorithm.rollout_correction.rollout_is"], d["algorithm.rollout_correction.rollout_is_threshold"]) == \
-        ("token", 2.0)
+    assert not [k for k in d if k.startswith("algorithm.rollout_correction.")]      # main_ppo 同步采样：不打开修正
     d = to_verl(PRESETS["rloo"], as_dict=True)
     assert (d["algorithm.adv_estimator"], d["actor_rollout_ref.rollout.n"], d["data.train_batch_size"]) == \
         ("rloo", 8, 32)
@@ -338,23 +342,42 @@ def test_vespo_and_the_loss_scale_factor():
     assert convert(norm, "trl")[1] == ("loss_agg", "loss_scale_factor")
 
 
+def _cell(option, value, peer, cfg):
+    """对照表里 option=value 那一格对 cfg 的换算（rollout 修正的行只在 staleness > 0 时用得到，这里直接查格子）。"""
+    rule = getattr(_row(option, value), peer)
+    return rule.note if rule.convert is None else rule.convert(cfg)
+
+
 def test_rollout_correction():
     rc = "algorithm.rollout_correction."
     cfg = RLConfig(staleness=1, rollout_is="sequence", rollout_rs="token_k1", rollout_rs_threshold=1.5, tis_cap=3.0)
-    d = to_verl(cfg, ignore=("staleness",), as_dict=True)
-    assert (d[rc + "rollout_is"], d[rc + "rollout_is_threshold"], d[rc + "rollout_rs"], d[rc + "rollout_rs_threshold"]) == \
-        ("sequence", 3.0, "token_k1", 1.5)
+    assert _cell("rollout_is", "sequence", "verl", cfg) == {rc + "rollout_is": "sequence"}
+    assert _cell("tis_cap", 3.0, "verl", cfg) == {rc + "rollout_is_threshold": 3.0}
+    assert _cell("rollout_rs", "token_k1", "verl", cfg) == {rc + "rollout_rs": "token_k1"}
+    assert _cell("rollout_is", "sequence", "trl", cfg) == {"vllm_importance_sampling_mode": "sequence_truncate"}
+    assert "rollout_is_threshold=null 是关掉 IS 权重" in _cell("tis_cap", None, "verl", cfg.replace(tis_cap=None))
+    vespo = RLConfig(policy_loss="vespo", loss_agg="token-mean", staleness=1)
+    assert "TRL 的 vespo 把 IS 比率并进" in _cell("rollout_is", "token", "trl", vespo)
+    assert "verl 的 geo_mean 先把逐步的权重取几何平均" in _cell("rollout_is", "token", "verl", PRESETS["gmpo"].replace(staleness=1))
     assert convert(cfg, "trl")[1] == ("staleness", "rollout_rs", "rollout_rs_threshold")
-    kw = to_trl(cfg, ignore=("staleness", "rollout_rs", "rollout_rs_threshold"))
-    assert (kw["vllm_importance_sampling_mode"], kw["vllm_importance_sampling_clip_max"]) == ("sequence_truncate", 3.0)
-    with pytest.raises(ValueError, match="tis_cap=None：verl 的 rollout_is_threshold=null 是关掉 IS 权重"):
-        to_verl(cfg.replace(tis_cap=None), ignore=("staleness",))
-    with pytest.raises(ValueError, match="rollout_is='token'：TRL 的 vespo 把 IS 比率并进"):
-        to_trl(RLConfig(policy_loss="vespo", loss_agg="token-mean", staleness=1), ignore=("staleness",))
-    with pytest.raises(ValueError, match="rollout_is='token'：verl 的 geo_mean 先把逐步的权重取几何平均"):
-        to_verl(PRESETS["gmpo"].replace(staleness=1), ignore=("staleness",))
-    assert to_verl(PRESETS["gmpo"].replace(staleness=1, rollout_is="sequence"), ignore=("staleness",))
     assert to_verl(RLConfig(rollout_is="sequence", rollout_rs="token_k1")) == to_verl(RLConfig())   # 同步采样时不起作用
+
+
+@pytest.mark.parametrize("peer", ["trl", "verl"])
+def test_ignoring_staleness_emits_no_rollout_correction(peer):
+    """issue 39：忽略 staleness（对方同步采样）时，rollout 修正的选项也不写出；写出来 verl 就打开没人要的修正。"""
+    cfg = RLConfig(staleness=1, rollout_is="sequence", rollout_rs="token_k1", rollout_rs_threshold=1.5, tis_cap=3.0)
+    out = {"trl": to_trl, "verl": functools.partial(to_verl, as_dict=True)}[peer](cfg, ignore=("staleness",))
+    assert not [k for k in out if "rollout_correction" in k or "importance_sampling" in k], out
+    assert out == {"trl": to_trl, "verl": functools.partial(to_verl, as_dict=True)}[peer](RLConfig())
+    with pytest.raises(ValueError, match="  - staleness=1"):
+        to_verl(cfg)
+
+
+def test_ignoring_dynamic_sampling_drops_its_options():
+    """忽略 dynamic_sampling 时 max_draws、on_short 跟着不起作用，不用再列进 ignore。"""
+    kw = to_trl(PRESETS["dapo"], ignore=("dynamic_sampling", "gen_batch_scale"))
+    assert kw == to_trl(PRESETS["dapo"], ignore=("dynamic_sampling", "max_draws", "gen_batch_scale", "on_short"))
 
 
 def test_clip_false_is_refused_for_every_loss_that_clips():
@@ -404,3 +427,41 @@ print("ok")
     assert "'gpg'" in lines["loss"] and "policy_loss" in lines["loss"]
     assert "'opo'" in lines["advantage"] and "tau_pos" in lines["option"] and "'sapo'" in lines["preset"]
     assert "toyllm.peers.to_trl(config)" in lines["to_trl"] and "toyllm.peers.cs336" in lines["old_cs336"]
+
+
+def test_cispo_without_a_lower_bound_is_trls_cispo():
+    """issue 39：eps_low ≥ 1（不设下界，MiniMax-M1）时 verl 的截法就是 TRL 的 cispo，epsilon_high = 1 + eps_high。"""
+    kw = to_trl(PRESETS["cispo"])
+    assert (kw["loss_type"], kw["epsilon_high"]) == ("cispo", 1 + PRESETS["cispo"].eps_high) and "epsilon" not in kw
+    assert to_trl(PRESETS["cispo"].replace(cispo_clip="trl", eps_high=5.0))["epsilon_high"] == 5.0
+
+
+def test_a_cispo_with_a_lower_bound_cannot_be_ignored_into_another_algorithm():
+    """有下界的 CISPO 在 TRL 里没有对应；报错不再提示 ignore=("cispo_clip",)（那样 TRL 把比率截在 0.2，是另一个算法），
+    写进 ignore 也报错。"""
+    cfg = PRESETS["cispo"].replace(eps_low=0.2)
+    with pytest.raises(ValueError) as e:
+        to_trl(cfg)
+    assert "cispo_clip='verl'" in str(e.value) and "ignore=(" not in str(e.value) and "不能忽略" in str(e.value)
+    with pytest.raises(ValueError, match="不能忽略 cispo_clip='verl'"):
+        to_trl(cfg, ignore=("cispo_clip",))
+    with pytest.raises(ValueError) as e:                                  # 别的选项照样给出写好的 ignore
+        to_trl(cfg.replace(dynamic_sampling=True))
+    assert 'ignore=("dynamic_sampling", "max_draws", "on_short"))' in str(e.value) and "cispo_clip 不能忽略" in str(e.value)
+
+
+def test_max_completion_length_is_an_optional_argument():
+    assert "max_completion_length" not in to_trl(PRESETS["grpo"])
+    assert to_trl(PRESETS["dr_grpo"], max_completion_length=10)["max_completion_length"] == 10
+    with pytest.raises(ValueError, match="max_completion_length"):
+        to_trl(PRESETS["grpo"], max_completion_length=0)
+
+
+def test_verl_gradient_clipping_is_switched_off_on_both_workers():
+    """issue 39：verl 有梯度裁剪的开关（新 worker 的 optim.clip_grad、旧 worker 的 actor.grad_clip，默认 1.0）；
+    玩具和 TRL（max_grad_norm=0）不裁剪，to_verl 两个都写 ∞（写 0 会把梯度裁成 0）。"""
+    for cfg in (PRESETS["grpo"], PRESETS["grpo"].replace(optimizer="adam", lr=1e-3)):
+        d = to_verl(cfg, as_dict=True)
+        assert d["actor_rollout_ref.actor.optim.clip_grad"] == d["actor_rollout_ref.actor.grad_clip"] == float("inf")
+    assert "actor_rollout_ref.actor.optim.clip_grad=inf" in to_verl(PRESETS["grpo"])
+    assert to_trl(PRESETS["grpo"])["max_grad_norm"] == 0.0

@@ -9,6 +9,9 @@
         rows.py        对照表的格式（Rule、Row）和 options.py 那些选项的行
         convert.py     to_trl(config)、to_verl(config)
         cs336.py       CS336 作业 5 的函数[S500]
+        hf.py          小网络导出成 GPT2LMHeadModel 和逐字符的分词器（to_hf），训练完读回 TinyLM（from_hf）；要 torch
+        trl.py         run_trl：同一个实验用 GRPOTrainer 训练（make trl、python -m toyllm.peers.trl）[S154]；要 torch 和 TRL
+    hf.py、trl.py 不在 import toyllm.peers 时导入（torch 不在学生的安装里）：用到时写 from toyllm.peers import trl。
 【例子】
     import toyllm.peers
     from toyllm.rl import preset

@@ -27,12 +27,13 @@ class Rule(NamedTuple):
 
     【参数】names：对方的名字（空：不用设任何东西）；convert：cfg → {名字: 值}，或者一句话（这个配置下没有对应的原因）；
         None 表示总是没有对应（原因是 note）；source："文件:行"（固定提交；transformers 的文件是 5.25.0 版）；
-        note：讲义表格里的说明
+        note：讲义表格里的说明；ignorable：没有对应时能不能写进 ignore（False：忽略了对方会悄悄训练另一个算法）
     """
     names: tuple
     convert: Callable
     source: str
     note: str = ""
+    ignorable: bool = True
 
 
 class Row(NamedTuple):

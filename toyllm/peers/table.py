@@ -14,12 +14,12 @@
     2. 不起作用：这个配置里它不影响算法（ACTIVE：β = 0 时的 kl_estimator、不开动态采样时的 max_draws……），跳过。
     3. 没有对应：对方没有同一个公式（TRL 没有动态采样和 critic，两边都没有过程奖励……）[S545]。所有这样的选项一起报一个
        ValueError，逐个写出选项、值和原因；确实不要它们时把名字放进 ignore，结果里就没有它们（对方按它自己的做法）。
-    玩具自己的设定也照样换算（optimizer="sgd"、lr = 2：两边都能用 torch 的 SGD）。真实模型想用对方的 AdamW 和学习率时，
-    写 ignore=("lr", "optimizer")。
+    玩具自己的设定也照样换算（optimizer="sgd"、lr = 2：两边都能用 torch 的 SGD），可它们是给 12 × 3 的表用的；
+    网络用 tinylm.tiny_config(预设名)（Adam、lr = 3e-4）。
 【对方的默认值和玩具不同】有开关的一并写出：TRL lr_scheduler_type="constant"（默认线性衰减到 0）、
     max_grad_norm=0（默认按梯度范数 1.0 裁剪）、β > 0 时 use_bias_correction_kl=False（f2cd5771 的默认是 False [S132]，PyPI 上的 TRL 1.10.0 改成了 True [S559]；写出来，换了版本结果也一样）；
-    verl 的 weight_decay = 0（默认 0.01）[S556]。没有开关的写在表的说明里：verl 按梯度范数裁剪（grad_clip 默认 1.0）、
-    vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）[S556]。
+    verl 的 weight_decay = 0（默认 0.01）[S556]、不按梯度范数裁剪（默认 1.0：新的 worker 是 optim.clip_grad，旧的是
+    actor.grad_clip，两个都写 ∞）[S566]。没有开关的写在表的说明里：vanilla 损失总带 dual-clip（c 默认 3）、critic 裁剪价值（cliprange_value = 0.5）[S556]。
     批大小按单卡写；多卡时 TRL 的每卡批大小要除以卡数[S531]。
 【例子】
     to_trl(PRESETS["grpo"])["num_generations"]                     # → 8
@@ -102,9 +102,25 @@ def _verl_eps_high(c):
     return {_ACT + "clip_ratio_high": c.eps_high}
 
 
+def _trl_eps_high(c):
+    if c.policy_loss == "cispo" and c.cispo_clip == "verl":  # TRL 的 cispo：min(ρ, epsilon_high)，verl：clip(ρ, …, 1 + ε_high)
+        return {"epsilon_high": 1 + c.eps_high}
+    return {"epsilon_high": c.eps_high}
+
+
+def _trl_cispo_verl(c):
+    if c.eps_low >= 1:                                     # 下界 1 − eps_low ≤ 0：ρ > 0 总在界内，只剩上界
+        return {}
+    return (f"TRL 的 cispo 只从上面截（min(ρ, epsilon_high)），没有下界 1 − eps_low = {1 - c.eps_low:g}：把 eps_low 设为 1"
+            "（MiniMax-M1 就不设下界），或者换成 cispo_clip=\"trl\"")
+
+
 _SEQ = ("seq-mean", "seq-mean-token-mean", "grpo")
 _OPT = _ACT + "optim."
 _WD = {_OPT + "weight_decay": 0.0}
+_NO_CLIP = {_OPT + "clip_grad": float("inf"), _ACT + "grad_clip": float("inf")}
+_NO_CLIP_NOTE = ("不裁剪梯度（∞），和玩具、TRL 的 max_grad_norm=0 一样：新的 worker 读 optim.clip_grad（optim/fsdp.yaml:30），"
+                 "旧的读 actor.grad_clip（actor/dp_actor.yaml:29），用哪个看 trainer.use_legacy_worker_impl；写 0 会把梯度裁成 0")
 ROWS = (
     Row("iterations", ANY,
         Rule(("max_steps",), lambda c: {"max_steps": c.iterations * c.mu}, f"{_TA}:779",
@@ -166,9 +182,11 @@ ROWS = (
     Row("clip", (True,), const(f"{_TR}:3084", {}), const(f"{_ALG}:1221", {})),
     Row("clip", (False,), absent("TRL 总是裁剪（cispo 总截在 epsilon_high）", f"{_TR}:3084"),
         absent("verl 的 vanilla、cispo、geo_mean、clip_cov 总是裁剪", f"{_ALG}:1221")),
-    Row("eps_low", ANY, attr(f"{_CFG}:683", "epsilon", "eps_low"),
+    Row("eps_low", ANY, Rule(("epsilon",), lambda c: {} if c.policy_loss == "cispo" else {"epsilon": c.eps_low},
+                             f"{_CFG}:683", "cispo 不用它（TRL 的 cispo 没有下界）"),
         attr(f"{_VC}actor/actor.yaml:39", _ACT + "clip_ratio_low", "eps_low")),
-    Row("eps_high", ANY, attr(f"{_CFG}:695", "epsilon_high", "eps_high"),
+    Row("eps_high", ANY, Rule(("epsilon_high",), _trl_eps_high, f"{_CFG}:695",
+                              "cispo 配 cispo_clip=\"verl\" 时写 1 + eps_high（TRL 截在 epsilon_high 本身）"),
         Rule((_ACT + "clip_ratio_high",), _verl_eps_high, f"{_VC}actor/actor.yaml:42",
              "cispo_clip=\"trl\" 时写 eps_high − 1（verl 的上界是 1 + clip_ratio_high）")),
     Row("beta", ANY,
@@ -200,10 +218,11 @@ ROWS = (
     Row("temperature", ANY, attr(f"{_CFG}:522", "temperature", "temperature"),
         attr(f"{_VC}rollout/rollout.yaml:11", _ROLL + "temperature", "temperature")),
     Row("optimizer", ("sgd",), const(f"{_TA}:127", {"optim": "sgd", "max_grad_norm": 0.0}, "不裁剪梯度，和玩具一样"),
-        const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "SGD", **_WD})),
+        const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "SGD", **_WD, **_NO_CLIP}, _NO_CLIP_NOTE)),
     Row("optimizer", ("adam",), const(f"{_TA}:118", {"optim": "adamw_torch", "max_grad_norm": 0.0},
                                        "weight_decay 默认 0，就是 Adam；不裁剪梯度"),
-        const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "AdamW", **_WD}, "weight_decay = 0，就是 Adam")),
+        const(f"{_VC}optim/fsdp.yaml:5", {_OPT + "optimizer": "AdamW", **_WD, **_NO_CLIP},
+              "weight_decay = 0，就是 Adam；" + _NO_CLIP_NOTE)),
     Row("seed", ANY, attr(f"{_TA}:1293", "seed", "seed"),
         attr(f"{_VC}data/legacy_data.yaml:65", "data.seed", "seed", "选题的顺序")),
     Row("policy_loss", ("ppo",), const(f"{_TR}:3083", {}, "loss_type 由 loss_agg 决定"),
@@ -226,7 +245,8 @@ ROWS = (
         attr(f"{_VC}actor/actor.yaml:39", _ACT + "clip_ratio_low", "seq_eps_low")),
     Row("seq_eps_high", ANY, attr(f"{_CFG}:695", "epsilon_high", "seq_eps_high"),
         attr(f"{_VC}actor/actor.yaml:42", _ACT + "clip_ratio_high", "seq_eps_high")),
-    Row("cispo_clip", ("verl",), absent("TRL 只从上面截，截在 epsilon_high 本身：换成 cispo_clip=\"trl\"", f"{_TR}:3081"),
+    Row("cispo_clip", ("verl",), Rule((), _trl_cispo_verl, f"{_TR}:3081",
+                                      "eps_low ≥ 1（没有下界）时就是 TRL 的 cispo，epsilon_high = 1 + eps_high", False),
         const(f"{_ALG}:1753", {})),
     Row("cispo_clip", ("trl",), const(f"{_TR}:3081", {}),
         const("examples/cispo_trainer/run_cispo_qwen2_5_0_5b_gsm8k.sh:13", {_ACT + "clip_ratio_low": 10.0},
@@ -286,7 +306,7 @@ PRESET_PEERS = types.MappingProxyType({
     "ppo_critic": ("adv_estimator=gae", "PPOTrainer"),
     "ppo_dual_clip": ("clip_ratio_c=3（vanilla 默认）", "delta=3"),
     "gspo": ("loss_mode=gspo", "importance_sampling_level=sequence, loss_type=grpo"),
-    "cispo": ("loss_mode=cispo", "loss_type=cispo（只截上界）"),
+    "cispo": ("loss_mode=cispo", "loss_type=cispo, epsilon_high=1.2（只截上界）"),
     "reinforce_pp": ("adv_estimator=reinforce_plus_plus_baseline", "—"),
     "grpo_async": ("rollout_is=token, rollout_is_threshold=2",
                    "vllm_importance_sampling_mode=token_truncate, vllm_importance_sampling_clip_max=2（只修正 vLLM 的概率差）"),

@@ -39,6 +39,7 @@ LAYERS = [
     ("小 transformer：模型、生成、保存", ["tinylm.model"]),
     ("小 transformer：训练、分析", ["tinylm.analysis", "tinylm.policy", "tinylm.train"]),
     ("小 transformer：预训练的网络（配方、权重文件）、包的入口", ["tinylm.pretraining", "tinylm"]),
+    ("真的训练框架（toyllm.peers 里的网络导出成 GPT-2、用 TRL 训练；要 torch，本包从不导入它们）", ["peers.hf", "peers.trl"]),
     ("界面（dashboard、widgets 是 dashboards 的旧名字）、作业、入口", ["dashboards", "dashboard", "widgets", "homework",
                                                                 "homework.framework", "homework.hw1", "homework.hw2",
                                                                 "homework.hw3", "__main__", ""]),
