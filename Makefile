@@ -185,7 +185,7 @@ test-min:
 	rm -rf .venv-min
 	$(PYTHON_MIN) -m venv .venv-min
 	.venv-min/bin/python -m pip install --quiet -c $(CONSTRAINTS) uv
-	.venv-min/bin/python -m uv pip install --python .venv-min/bin/python --resolution lowest-direct \
+	.venv-min/bin/python -m uv pip install --compile-bytecode --python .venv-min/bin/python --resolution lowest-direct \
 		-e '.[$(subst $(eval) ,$(comma),$(MIN_EXTRAS))]'
 	.venv-min/bin/python .ci/versions.py lower-bounds $(MIN_EXTRAS)
 	@touch .venv-min/.stamp-dev
