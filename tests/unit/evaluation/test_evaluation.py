@@ -318,3 +318,34 @@ def test_bad_inputs_raise_chinese_errors(problems, call, exc):
 def test_estimate_is_a_dataclass_with_fields():
     e = Estimate(0.5, 0.1, 0.3, 0.7, 10)
     assert (e.value, e.stderr, e.ci_low, e.ci_high, e.n, e.level) == (0.5, 0.1, 0.3, 0.7, 10, 0.95)
+
+
+def test_t_critical_values_leave_one_percent_in_the_two_tails():
+    """表里的每个临界值 c：t 分布（自由度 df）在 [0, c] 上的积分是 0.495（数值积分，梯形法）。"""
+    from toyllm.estimators import T_CRITICAL_1PCT, t_critical
+    for df, c in T_CRITICAL_1PCT.items():
+        x = np.linspace(0.0, c, 200001)
+        pdf = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi) \
+            * (1 + x ** 2 / df) ** (-(df + 1) / 2)
+        area = float(((pdf[1:] + pdf[:-1]) / 2 * np.diff(x)).sum())
+        assert abs(0.5 + area - 0.995) < 2e-5, (df, c, area)
+    assert t_critical(4) == 4.604 and t_critical(50) == 2.704 and t_critical(1000) == 2.617
+
+
+def test_seed_verdict_uses_the_paired_per_seed_differences():
+    from toyllm.estimators import seed_verdict
+    a, b = [0.30, 0.32, 0.29, 0.35, 0.31], [0.26, 0.27, 0.26, 0.28, 0.28]
+    d = np.subtract(a, b)
+    out = seed_verdict(a, b)
+    assert out["diff"] == pytest.approx(d.mean()) and out["n"] == 5 and out["critical"] == 4.604
+    assert out["se"] == pytest.approx(d.std(ddof=1) / math.sqrt(5))
+    assert out["t"] == pytest.approx(d.mean() / out["se"]) and out["verdict"] == "成立"
+    assert seed_verdict(-d)["verdict"] == "不成立"
+    # 3.9 个标准误：3 个标准误的规则算成立，5 个种子的 t 临界值 4.604 不算
+    close = seed_verdict([0.03, 0.01, 0.025, 0.01, 0.04])
+    assert 3.8 < close["t"] < 4.0 and verdict(close["diff"], close["se"]) == "成立"
+    assert close["verdict"] == "这个大小上分不出"
+    with pytest.raises(ValueError, match="至少要有 2 个种子"):
+        seed_verdict([0.1])
+    with pytest.raises(ValueError, match="b 的形状"):
+        seed_verdict([0.1, 0.2], [0.1])
