@@ -115,7 +115,7 @@ def gpg_surrogate(adv, logp, mask):
     GPG（Chu et al. 2025，arXiv 2504.02546）：最朴素的策略梯度[S521] l = −A · log π，没有比率、没有裁剪。
 
     【思路】导数 ∂l/∂log π = −A。verl policy_loss.loss_mode="gpg"（配 adv_estimator="gpg"[S510]：
-        A = α (r − 组平均)，α = B / 奖励非零的份数，见 toyllm.peers.advantages.gpg_advantages）。
+        A = α (r − 组平均)，α = B / 奖励非零的份数，是 verl 代码的算法，见 toyllm.peers.advantages.gpg_advantages）。
         μ > 1 时也不看 π_old：每次更新都是同一个 −A ∇log π。TRL 没有 GPG；CS336 的 naive 损失是同一个公式[S502]
         （toyllm.peers.cs336.naive_policy_gradient_loss，它接受任何实数，这里的 log π 来自模型）。
     【参数】adv：(B,) 或 (B, L)；logp：(B, L) log π_θ；mask：(B, L) bool

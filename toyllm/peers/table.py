@@ -150,7 +150,8 @@ ROWS = (
     Row("advantage", ("grpo",), const(f"{_TR}:2707", {}, "GRPOTrainer 本来就是；除不除标准差见 scale_rewards"),
         const(f"{_ALG}:266", {_ALGO + "adv_estimator": "grpo"})),
     Row("advantage", ("reinforce_pp",),
-        absent("GRPOTrainer 减去组平均后除以奖励的标准差（组或整批），不再白化；normalize_then_sum（grpo_trainer.py:2710）"
+        absent("GRPOTrainer 减去组平均，再按 scale_rewards 除以组或整批奖励的标准差（或不除），不再白化；"
+               "normalize_then_sum（grpo_trainer.py:2710）"
                "在整批上白化，可它先把每个奖励函数的奖励在组内标准化。TRL 的文档让 REINFORCE++ 用 RLOOTrainer："
                "RLOOConfig(normalize_advantages=True)，to_trl 不转换到它",
                "trl/trainer/rloo_config.py:523"),
