@@ -375,7 +375,8 @@ def _source_cell(rule):
 
 
 NOTE_SOURCE_ROWS = {"grpo_trainer.py": "S154", "core_algos.py": "S164", "critic.yaml": "S159", "ray_trainer.py": "S165",
-                    "fsdp_workers.py": "S131", "rollout_corr_helper.py": "S166", "fsdp.yaml": "S566", "dp_actor.yaml": "S566"}
+                    "fsdp_workers.py": "S131", "rollout_corr_helper.py": "S166", "fsdp.yaml": "S566", "dp_actor.yaml": "S566",
+                    "dp_actor.py": "S580"}
 """格子的说明里引用的"文件:行"（短文件名）→ 来源表里列着那一行的编号。"""
 
 
@@ -394,27 +395,30 @@ def _note_marks(rule):
     return "".join(" " + _mark(k) for k in keys)
 
 
-def _row_marks(row):
-    """两边都没有出处的行，说明里又提到 TRL / verl 时，指向表的说明那一行。"""
-    if row.trl.source or row.verl.source:
+def _rule_marks(rule):
+    """没有出处的一格，说明里又提到 TRL / verl 时，指向表的说明那一行。"""
+    if rule.source:
         return ""
-    notes = row.trl.note + row.verl.note
-    return f" {_mark(PEER_TABLE_ROW)}" if ("trl/" in notes or "verl/" in notes or "TRL" in notes or "verl" in notes) \
-        else ""
+    return f" {_mark(PEER_TABLE_ROW)}" if any(w in rule.note for w in ("trl/", "verl/", "TRL", "verl")) else ""
 
 
 def render_peers():
     """讲义 8.11 节：RLConfig 的选项在 TRL 和 verl 里的名字，由 toyllm.peers.ROWS 生成（to_trl / to_verl 查的是同一张表）。"""
     lines = [f"名字取自 TRL 提交 `{TRL_COMMIT[:8]}`（`GRPOConfig` 从 transformers 继承的字段：transformers "
              f"{TRANSFORMERS_VERSION} 的 `training_args.py`）和 verl 提交 `{VERL_COMMIT[:8]}`{_mark(PEER_TABLE_ROW)}。"
-             "出处一列是文件和行号，后面的编号指向来源表里那个文件的一行（TRL 的文件省去 `trl/trainer/`，"
+             "出处是文件和行号，后面的编号指向来源表里那个文件的一行（TRL 的文件省去 `trl/trainer/`，"
              f"verl 的省去 `verl/trainer/`；verl 的名字省去了开头的 `actor_rollout_ref.`）{_mark(PEER_TABLE_ROW)}。"
-             "同一个选项有几行时，按取值分开；\"不用设\"是对方本来就这样做。", "",
-             "| 选项（取值） | TRL（`GRPOConfig`） | 出处 | verl（`main_ppo` 的覆盖项） | 出处 |", "|---|---|---|---|---|"]
-    for row in ROWS:
-        value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
-        lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')}{_note_marks(row.trl)} | {_source_cell(row.trl)} | "
-                     f"{_peer_cell(row, 'verl')}{_note_marks(row.verl)}{_row_marks(row)} | {_source_cell(row.verl)} |")
+             "同一个选项有几行时，按取值分开；\"不用设\"是对方本来就这样做。"
+             f"为了在笔记本宽的屏幕上放得下，TRL 和 verl 各一张表，出处写在格子的末尾{_mark(PEER_TABLE_ROW)}。"]
+    for peer, title in (("trl", "TRL（`GRPOConfig` 的关键字参数）"), ("verl", "verl（`main_ppo` 的覆盖项）")):
+        lines += ["", f"| 选项（取值） | {title} |", "|---|---|"]
+        for row in ROWS:
+            rule = getattr(row, peer)
+            value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
+            marks = _note_marks(rule) + _rule_marks(rule)
+            source = _source_cell(rule)
+            lines.append(f"| `{row.option}`{value} | {_peer_cell(row, peer)}{marks}"
+                         + (f"；出处 {source}" if source else "") + " |")
     kw = to_trl(tiny_config("dapo"), ignore=DAPO_IGNORE, max_completion_length=10)
     lines += ["", "例（网络用 `tiny_config` 的 Adam 和学习率，不用玩具的 lr = 2、SGD）："
               f"`to_trl(tiny_config(\"dapo\"), ignore={DAPO_IGNORE!r}, max_completion_length=10)` 给出", "", "```python",

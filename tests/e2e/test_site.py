@@ -31,9 +31,10 @@ pytestmark = pytest.mark.browser
 
 TIMEOUT_MS = 60_000
 # 目录（左边栏）里应当出现的页面，按上课顺序；每一项是标题的开头
-TOC_ORDER = ["课程主页", "第 1 讲回顾", "第 6 讲", "来源表", "00 ·", "01 ·", "02 ·", "03 ·", "04 ·", "05 ·", "06 ·", "06b ·", "07 ·", "08 ·", "09 ·",
+TOC_ORDER = ["课程主页", "第 1 讲回顾", "第 6 讲", "来源表", "勘误与更正", "00 ·", "01 ·", "02 ·", "03 ·", "04 ·", "05 ·", "06 ·", "06b ·", "07 ·", "08 ·", "09 ·",
              "作业一", "作业二", "作业三"]
 PAGES = ["site/index.html", "lectures/lecture01_toy_llm.html", "lectures/lecture06_scaling_rl.html", "lectures/sources.html",
+         "lectures/errata.html",
          *[f"notebooks/{p.stem}.html" for p in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))],
          *[f"notebooks/homework/release/{p.parent.name}/{p.stem}.html"
            for p in sorted((ROOT / "notebooks" / "homework" / "release").glob("*/*.ipynb"))]]
