@@ -413,7 +413,7 @@ def _check_clip_higher(c, note):
             assert same or clip > 0, f"lr = {row['lr']}、μ = {row['mu']}：上界一步也没裁，两种 ε_high 却不一样"
         if row["mu"] == 1 or row["lr"] == 2.0:                   # 正文："μ = 1 那一列""lr = 2 那一行"全是 0
             assert row["clip_high"] == 0 and row["identical"] == len(g["seeds"])
-    assert max(r["clip_high"] for r in g["rows"]) < 0.002                  # "被裁的步也不到千分之二"
+    assert max(r["clip_high"] for r in g["rows"]) < 0.001                  # "被裁的步也不到千分之一"
     assert [r["identical"] for r in g["rows"] if (r["lr"], r["mu"]) == (c["lr"], c["mu"])] == [0]
     sym, hi = c["rows"]
     assert (sym["eps_high"], hi["eps_high"]) == (0.2, 0.28) and len(c["seeds"]) >= 5

@@ -4,7 +4,7 @@
 # **你将练习**
 # - 实现 GRPO 的**组内标准化优势**：$A_i = \dfrac{r_i - \mathrm{mean}(r)}{\mathrm{std}(r) + \epsilon}$；
 # - 实现**裁剪替代损失** $\ell = -\min\big(\rho A,\ \mathrm{clip}(\rho, 1-\epsilon_\text{low}, 1+\epsilon_\text{high})\, A\big)$，
-#   上下界分开（DAPO 的 clip-higher）；
+#   上下界分开（DAPO 的 clip-higher [S119](../../../../lectures/sources.md#S119)；编号指向仓库里的 `lectures/sources.md`）；
 # - 把你的两个函数换进包里的训练循环 `toyllm.rl.train`，和包里的实现比较；
 # - 用控制面板探索学习率、组大小、$\epsilon$、$\mu$、$\beta$、动态采样……对训练的影响。
 #
@@ -108,7 +108,7 @@ if ok_adv:
 # $$\ell = -\min\Big(\rho A,\ \mathrm{clip}\big(\rho,\ 1-\epsilon_\text{low},\ 1+\epsilon_\text{high}\big) A\Big).$$
 #
 # 好动作（$A>0$）的 $\rho$ 超过 $1+\epsilon_\text{high}$ 以后损失不再下降，坏动作（$A<0$）的 $\rho$ 低于 $1-\epsilon_\text{low}$
-# 以后同理 —— 这一批数据已经推得够远了。DAPO 的 clip-higher 让 $\epsilon_\text{high} = 0.28 > \epsilon_\text{low} = 0.2$。
+# 以后同理 —— 这一批数据已经推得够远了。DAPO 的 clip-higher 让 $\epsilon_\text{high} = 0.28 > \epsilon_\text{low} = 0.2$ [S119](../../../../lectures/sources.md#S119)（出处见仓库里的 `lectures/sources.md`）。
 #
 # **任务 2**：实现 `clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2)`，返回每一步的损失（和 `ratio` 同形状）。
 #
@@ -264,7 +264,8 @@ grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_f
 #   留一法（RLOO）比"减组平均"大 $G/(G-1)$ 倍。
 # - 裁剪替代损失在 $\rho$ 离开 $[1-\epsilon_\text{low}, 1+\epsilon_\text{high}]$、又对目标有利时把梯度截成 0；
 #   clip-higher 把上界单独放宽（$\epsilon_\text{high} > \epsilon_\text{low}$）。
-# - 同一个循环，换掉优势和损失两个小函数，就能从 REINFORCE 走到 GRPO、DAPO。
+# - 同一个循环，换掉优势和损失两个小函数，就能从 REINFORCE 走到 GRPO。DAPO 在 GRPO 上加了几个技巧 [S119](../../../../lectures/sources.md#S119)：
+#   包里的 `dapo` 预设改了 $\epsilon_\text{high}$、动态采样、按步聚合和 $\mu$ 等选项（`rl.diff_presets("grpo", "dapo")` 列出全部；编号指向仓库里的 `lectures/sources.md`）。
 #
 # ## 试一试
 #
