@@ -366,7 +366,9 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
         （签名见 rl.train；给了 advantage_fn 时 advantage 选项不起作用，说明里会写出来）；
         axes：画进这三个坐标轴（默认新建一张 11 × 4.6 英寸的图；图的总标题写明是谁的函数训练出来的）
     【返回】(history, figure)：history 是 rl.History，history.meta 里另有 "model"（训练后的模型）、
-        "start_model"（训练前）、"text"（一行说明，第一句写明用的是谁的实现）、"banner"（图的总标题：谁的函数）
+        "start_model"（训练前）、"text"（几行说明：实现和用的哪种优势、设置、结果、裁剪比例；上界一步也没裁时写明
+        调大 ε_high 不会改变这次训练）、"clip"（(下界, 上界) 的平均裁剪比例；你写的替代损失也按同一个定义算）、
+        "banner"（图的总标题：谁的函数；图的右上角是裁剪比例）
     【边界】选项不合法时（例如 group_size < 2）抛出 rl.RLConfig 的中文错误。
     【例子】hist, fig = run_grpo_dashboard_logic()；hist["pass1_exact"][-1]
     """
