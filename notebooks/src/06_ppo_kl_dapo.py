@@ -20,6 +20,9 @@
 
 # %%
 # %matplotlib inline
+import json
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import display
@@ -402,7 +405,7 @@ plt.show()
 # 多出来的熵在哪里？把情境分成两类：在正确路径上 bug **从不咬人**的情境（bug 在那里照样算对，例如"加法，无进位"），和其余的情境。
 # 在前一类情境里，bug 是一个"概率小、优势却为正"的做法（用了它照样做对），正是 clip-higher 照顾的对象。
 #
-# 看输出：两次训练最终的 pass@1 几乎一样，最后 20 次迭代的平均熵却差了一截；多出来的熵在 bug 不咬人的情境里：clip-higher 在那里给 bug 留了更大的概率，其余情境里没有差别。
+# 看输出（这一次训练，种子 0）：两次训练最终的 pass@1 几乎一样，最后 20 次迭代的平均熵却差了一截；多出来的熵在 bug 不咬人的情境里：clip-higher 在那里给 bug 留了更大的概率，其余情境里没有差别。
 
 # %%
 paths = correct_paths(heldout)
@@ -418,8 +421,18 @@ for label in ("μ = 4", "μ = 4，clip-higher"):
 Table(["设置", "熵（后 20 次）", "最终路径 pass@1", "π(bug)：不咬人的情境", "π(bug)：其余"], rows)
 
 # %% [markdown]
-# 这只是一个种子；讲义第 8.2 节用 4 个种子重复了这个实验。
-#
+# 这只是一个种子。换一个种子，差别可能小得多，甚至反过来。
+# 讲义第 8.2 节用 10 个种子重复了这个实验，每个种子配对相减，再用 `seed_verdict` 判定（$t$ 和两侧 1% 的临界值比）。
+# 下一格从 `lectures/figures/numbers.json` 读出它的结果：熵的差，和"不咬人的情境里 π(bug) 的差"。
+
+# %%
+clip_higher = json.loads(Path("../lectures/figures/numbers.json").read_text(encoding="utf-8"))["clip_higher"]
+for name, key in [("熵（后 20 次）", "verdict"), ("π(bug)：不咬人的情境", "p_bug_harmless_verdict")]:
+    v = clip_higher[key]
+    print(f"{name}：clip-higher − 对称，{v['n']} 个种子 {v['diff']:+.4f} ± {v['se']:.4f}，"
+          f"t = {v['t']:.2f}（临界值 {v['critical']}）→ {v['verdict']}")
+
+# %% [markdown]
 # **玩具和真实模型的不同**：玩具里最好的策略是"每一步都选 correct"，是一个确定性的策略，所以熵降到 0 在这里是终点，不是灾难。
 # 真实 LLM 里，好的推理路径一开始可能很罕见，熵过早塌缩会让模型再也找不到它们。
 #
