@@ -19,6 +19,11 @@ GRPO 在预训练小 transformer 上的配方搜索（issue #40）：迭代次�
     .venv/bin/python tools/network_sweep.py             # 搜索 + 最后的评估 + 解释，写 lectures/figures/network_sweep.json
     .venv/bin/python tools/network_sweep.py --quick     # 只试跑（题少、迭代少、种子少），不写文件
     .venv/bin/python tools/network_sweep.py --final     # 不重新搜索：用 json 里已选的配方重做第 4、5 步
+    .venv/bin/python tools/network_sweep.py --log runs.jsonl                 # 边跑边记；中断以后同一命令接着跑
+    .venv/bin/python tools/network_sweep.py --log runs.jsonl --no-new-runs   # 只用日志里跑完的任务挑配方、做第 4、5 步
+【这一次】机器和别的任务共用（负载约 10，两个核），搜索只跑完了学习率 3e-4 × {1-2步, 2步} × 5 个种子
+    （每个 400 次迭代，检查点 100 / 200 / 300 / 400），就用 --no-new-runs 挑了配方；json 的 tune_settings_run 写着
+    哪些设置跑了。学习率 1e-3 只试了两个种子（1-2步，100 次迭代后 TUNE 上采样 pass@1 从 0.602 掉到约 0.53），没有进表。
 """
 
 import argparse
@@ -60,9 +65,10 @@ MIXES = {
     "基座半对": {"seed": 4043, "count": 4000, "min_steps": 2, "max_steps": 2,  # 基座 n 份里答对 lo … hi 份的 2 步题
                "n": 8, "lo": 1, "hi": 7, "sample_seed": 9},
 }
-LRS = [3e-4, 1e-3, 3e-3]
-ITERATIONS = [100, 200, 300]
+LRS = [3e-4, 1e-4]      # 试跑：1e-3 在 100 次迭代后让 TUNE 上的采样 pass@1 掉了约 0.07（两个种子），3e-3 更大，不再搜
+ITERATIONS = [100, 200, 300, 400]
 RULE = {"min_gain": 0.03, "max_seconds": 60.0}
+"""挑配方的规则；用时看 CPU 秒数（单线程训练：在空闲的机器上约等于墙钟秒数；机器被别人占着时墙钟秒数会虚高）。"""
 PROCESSES = 2
 CHUNK = 250
 
@@ -152,10 +158,11 @@ def train(examples, cfg, checkpoints):
     cfg = cfg.replace(iterations=max(checkpoints))
     policy = NetworkPolicy(model, examples, cfg, model.copy())
     hist = History(RL_COLUMNS, meta={"config": cfg.to_dict()})
-    saved, t0, c0 = {}, time.perf_counter(), time.process_time()
+    saved, done, t0, c0 = {}, [0], time.perf_counter(), time.process_time()
 
     def keep(h, m):
-        it = len(h)
+        done[0] += 1                                  # 回调在每次迭代之后调用一次
+        it = done[0]
         if it in checkpoints:
             saved[it] = (m.copy(), time.perf_counter() - t0, time.process_time() - c0)
 
@@ -177,6 +184,9 @@ def tune_job(args):
         s = scores(model, _JOB["tune"], _JOB["tune_spec"])
         rows.append({"mix": mix, "lr": lr, "seed": seed, "iterations": it, "wall": _r(wall, 2), "cpu": _r(cpu, 2),
                      "sampled": _r(s["sampled"].mean()), "greedy": _r(s["greedy"].mean())})
+    if _JOB.get("log"):
+        with open(_JOB["log"], "a", encoding="utf-8") as f:
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     print(f"  {mix} lr={lr:g} 种子 {seed}：" + "，".join(f"{r['iterations']} 次 {r['sampled']:.4f}（{r['wall']:.0f} s）"
                                                         for r in rows), flush=True)
     return rows
@@ -198,14 +208,15 @@ def summarize(rows, before, seeds):
                       "t": _r(v["t"], 2), "verdict": v["verdict"], "greedy_change": _r(g["diff"]),
                       "greedy_se": _r(g["se"]), "wall": _r(np.mean([got[s]["wall"] for s in seeds]), 1),
                       "wall_max": _r(max(got[s]["wall"] for s in seeds), 1),
-                      "cpu": _r(np.mean([got[s]["cpu"] for s in seeds]), 1)})
+                      "cpu": _r(np.mean([got[s]["cpu"] for s in seeds]), 1),
+                      "cpu_max": _r(max(got[s]["cpu"] for s in seeds), 1)})
     return table
 
 
 def choose(table, rule=RULE):
-    """规则：seed_verdict 成立、平均涨幅 ≥ min_gain、最慢的种子 ≤ max_seconds 的设置里涨幅最大的；没有就 None。"""
+    """规则：seed_verdict 成立、平均涨幅 ≥ min_gain、最慢的种子的 CPU 秒数 ≤ max_seconds 的设置里涨幅最大的；没有就 None。"""
     ok = [r for r in table if r["verdict"] == "成立" and r["gain"] >= rule["min_gain"]
-          and r["wall_max"] <= rule["max_seconds"]]
+          and r["cpu_max"] <= rule["max_seconds"]]
     return max(ok, key=lambda r: r["gain"]) if ok else None
 
 
@@ -213,14 +224,19 @@ def choose(table, rule=RULE):
 # 贪心为什么降
 # =============================================================================
 def chain_stats(model, examples):
-    """每道题正确思维链的精确概率 Π π(o_t | o_<t)（teacher forcing）、每一步的平均熵、"每一步都是 argmax" 的比例。"""
+    """
+    每道题沿正确思维链（teacher forcing）量：p_chain = 整条链的精确概率 Π π(o_t | o_<t)；entropy = 每一步的平均熵；
+    argmax_chain = 每一步正确的字都是 argmax（贪心就会写出它）；margin = 最窄的一步上 log π(正确的字) − 别的字里最大的 log π
+    （< 0 表示贪心在这一步离开正确的链）。
+    """
     x, y, m = tl.batch_tokens(model, [e.prompt for e in examples], [e.target for e in examples])
     logp, lp, _ = tl.token_logprobs(model, x, y)
     logp, lp = logp.astype(np.float64), lp.astype(np.float64)
     ent = -(np.exp(lp) * lp).sum(-1)
-    top = lp.argmax(-1) == y
+    others = np.where(np.arange(lp.shape[-1]) == y[..., None], -np.inf, lp).max(-1)
+    margin = np.where(m, logp - others, np.inf).min(1)
     return {"p_chain": np.exp((logp * m).sum(1)), "entropy": (ent * m).sum(1) / m.sum(1),
-            "argmax_chain": np.all(top | ~m, axis=1).astype(float)}
+            "argmax_chain": (margin > 0).astype(float), "margin": margin}
 
 
 def explain(base, models, examples, spec, base_scores, after_scores):
@@ -241,9 +257,25 @@ def explain(base, models, examples, spec, base_scores, after_scores):
                      "argmax_chain_before": _r(b["argmax_chain"][g].mean()),
                      "argmax_chain_after": avg("argmax_chain", after),
                      "entropy_before": _r(b["entropy"][g].mean()), "entropy_after": avg("entropy", after)})
-    flips = [{"lost": _r(((base_scores["greedy"] == 1) & (a["greedy"] == 0)).mean()),
-              "gained": _r(((base_scores["greedy"] == 0) & (a["greedy"] == 1)).mean())} for a in after_scores]
+    flips = []
+    for a, st in zip(after_scores, after):
+        row = {}
+        for name, g in (("lost", (base_scores["greedy"] == 1) & (a["greedy"] == 0)),
+                        ("gained", (base_scores["greedy"] == 0) & (a["greedy"] == 1))):
+            row[name] = {"share": _r(g.mean()), "count": int(g.sum())}
+            if g.any():
+                row[name].update({"margin_before": _r(np.median(b["margin"][g])),
+                                  "margin_after": _r(np.median(st["margin"][g])),
+                                  "sampled_before": _r(q0[g].mean()), "sampled_after": _r(a["sampled"][g].mean()),
+                                  "p_chain_before": _r(b["p_chain"][g].mean()),
+                                  "p_chain_after": _r(st["p_chain"][g].mean())})
+        flips.append(row)
+    near = np.abs(b["margin"]) < 0.5                    # 基座在最窄的一步上几乎打平的题
     return {"groups": rows, "greedy_flips": flips,
+            "near_tie": {"share": _r(near.mean()), "greedy_before": _r(base_scores["greedy"][near].mean()),
+                         "greedy_after": _r(np.mean([a["greedy"][near].mean() for a in after_scores]))},
+            "margin_median_before": _r(np.median(b["margin"])),
+            "margin_median_after": _r(np.mean([np.median(st["margin"]) for st in after])),
             "entropy_before": _r(b["entropy"].mean()), "entropy_after": [_r(s["entropy"].mean()) for s in after]}
 
 
@@ -254,25 +286,35 @@ def recipe_config(rec, seed):
     return tl.tiny_config("grpo", lr=rec["lr"], seed=seed, iterations=rec["iterations"])
 
 
+@one_blas_thread
+def final_job(seed):
+    """最后的评估的一个种子：挑好的配方训练一次，在 EVAL 上量一次。返回 (模型, 分数, 墙钟秒数, CPU 秒数)。"""
+    rec = _JOB["rec"]
+    model, wall, cpu = train(_JOB["train"][rec["mix"]], recipe_config(rec, seed), [rec["iterations"]])[rec["iterations"]]
+    return model, scores(model, _JOB["eval"], _JOB["eval_spec"]), wall, cpu
+
+
 def final(rec, ev, pools_used, base, eval_spec, seeds, log=print):
-    """挑好的配方：种子 seeds 各训练一次，在 EVAL 上量一次；再解释贪心；再单独计时一次。"""
+    """挑好的配方：种子 seeds 各训练一次（两个进程），在 EVAL 上量一次；再解释贪心；再单独计时一次。"""
     before = scores(base, ev, eval_spec, base=True)
-    per_seed, models, after = [], [], []
-    for s in seeds:
-        saved = train(pools_used[rec["mix"]], recipe_config(rec, s), [rec["iterations"]])
-        model, wall, cpu = saved[rec["iterations"]]
-        a = scores(model, ev, eval_spec)
-        models.append(model)
-        after.append(a)
-        per_seed.append({"seed": s, "sampled": _r(a["sampled"].mean()), "greedy": _r(a["greedy"].mean()),
-                         "wall": _r(wall, 2), "cpu": _r(cpu, 2)})
-        log(f"  最后的评估 种子 {s}：采样 pass@1 {a['sampled'].mean():.4f}，贪心 {a['greedy'].mean():.3f}，{wall:.1f} s")
+    _JOB.update(rec=rec, train=pools_used, eval=ev, eval_spec=eval_spec)
+    with multiprocessing.get_context("fork").Pool(PROCESSES) as pool:
+        got = pool.map(final_job, seeds)
+    models, after = [g[0] for g in got], [g[1] for g in got]
+    per_seed = [{"seed": s, "sampled": _r(a["sampled"].mean()), "greedy": _r(a["greedy"].mean()), "wall": _r(w, 2),
+                 "cpu": _r(c, 2)} for s, (_, a, w, c) in zip(seeds, got)]
+    for r in per_seed:
+        log(f"  最后的评估 种子 {r['seed']}：采样 pass@1 {r['sampled']:.4f}，贪心 {r['greedy']:.3f}，"
+            f"{r['wall']:.1f} s 墙钟，{r['cpu']:.1f} s CPU")
     v = seed_verdict([r["sampled"] for r in per_seed], [before["sampled"].mean()] * len(seeds))
     g = seed_verdict([r["greedy"] for r in per_seed], [before["greedy"].mean()] * len(seeds))
     t0, c0 = time.perf_counter(), time.process_time()
-    tl.rl_train(tl.pretrained(), pools_used[rec["mix"]], recipe_config(rec, seeds[0]))
-    alone = {"wall": _r(time.perf_counter() - t0, 2), "cpu": _r(time.process_time() - c0, 2)}
-    log(f"  单独计时（tl.rl_train，种子 {seeds[0]}）：{alone['wall']} s 墙钟，{alone['cpu']} s CPU")
+    check = tl.pretrained()
+    tl.rl_train(check, pools_used[rec["mix"]], recipe_config(rec, seeds[0]))
+    alone = {"wall": _r(time.perf_counter() - t0, 2), "cpu": _r(time.process_time() - c0, 2),
+             "same_as_checkpoint": all(np.array_equal(check.params[k], models[0].params[k]) for k in check.params)}
+    log(f"  单独计时（tl.rl_train，种子 {seeds[0]}）：{alone['wall']} s 墙钟，{alone['cpu']} s CPU，"
+        f"和检查点逐位相同：{alone['same_as_checkpoint']}")
     return {"before": {"sampled": _r(before["sampled"].mean()), "greedy": _r(before["greedy"].mean())},
             "per_seed": per_seed, "verdict": {k: (_r(x) if isinstance(x, float) else x) for k, x in v.items()},
             "greedy_verdict": {k: (_r(x) if isinstance(x, float) else x) for k, x in g.items()},
@@ -288,6 +330,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="在预训练的小 transformer 上搜索 GRPO 的配方（issue #40）")
     parser.add_argument("--quick", action="store_true", help="只试跑（题少、迭代少、种子少），不写文件")
     parser.add_argument("--final", action="store_true", help="不重新搜索：用 json 里已选的配方重做最后的评估和解释")
+    parser.add_argument("--log", help="搜索时每跑完一个任务就把结果追加到这个 jsonl 文件；文件里已有的任务不再跑（接着跑）")
+    parser.add_argument("--no-new-runs", action="store_true",
+                        help="搜索只用 --log 里已有的任务（不再训练新的），再挑配方、做最后的评估")
     args = parser.parse_args(argv)
     q = QUICK if args.quick else {"eval": EVAL, "tune": TUNE, "mixes": MIXES, "lrs": LRS, "iterations": ITERATIONS,
                                   "tune_seeds": TUNE_SEEDS, "final_seeds": FINAL_SEEDS}
@@ -306,12 +351,24 @@ def main(argv=None):
         b = scores(base, tu, q["tune"], base=True)
         before = {"sampled": _r(b["sampled"].mean()), "greedy": _r(b["greedy"].mean())}
         print(f"搜索：基座在 TUNE 上 采样 pass@1 {before['sampled']:.4f}，贪心 {before['greedy']:.3f}", flush=True)
-        _JOB.update(train=used, tune=tu, tune_spec=q["tune"], iterations=q["iterations"])
-        jobs = [(m, lr, s) for m in q["mixes"] for lr in q["lrs"] for s in q["tune_seeds"]]
+        _JOB.update(train=used, tune=tu, tune_spec=q["tune"], iterations=q["iterations"], log=args.log)
+        jobs = [(m, lr, s) for lr in q["lrs"] for m in q["mixes"] for s in q["tune_seeds"]]
+        rows = []
+        if args.log and Path(args.log).exists():          # 接着跑：日志里已有全部检查点的任务不再跑
+            old = [json.loads(line) for line in Path(args.log).read_text(encoding="utf-8").splitlines()]
+            done = {j for j in jobs if {r["iterations"] for r in old if (r["mix"], r["lr"], r["seed"]) == j}
+                    == set(q["iterations"])}
+            rows = [r for r in old if (r["mix"], r["lr"], r["seed"]) in done]
+            jobs = [] if args.no_new_runs else [j for j in jobs if j not in done]
+            print(f"  日志里已有 {len(done)} 个任务，还要跑 {len(jobs)} 个", flush=True)
         t = time.perf_counter()
         with multiprocessing.get_context("fork").Pool(PROCESSES) as pool:
-            rows = [r for got in pool.imap(tune_job, jobs) for r in got]
+            rows += [r for got in pool.imap(tune_job, jobs) for r in got]
         table = summarize(rows, before, q["tune_seeds"])
+        ran = sorted({(r["mix"], r["lr"]) for r in rows})
+        out["tune_settings_run"] = [{"mix": m, "lr": lr, "seeds": sorted({r["seed"] for r in rows
+                                                                          if (r["mix"], r["lr"]) == (m, lr)})}
+                                    for m, lr in ran]
         out.update({"tune_before": before, "tune_runs": rows, "table": table, "chosen": choose(table),
                     "tune_seconds": _r(time.perf_counter() - t, 1)})
         for r in table:
