@@ -39,7 +39,8 @@ VOILA_PORT ?= 8866
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # x86-64 上矩阵乘法一律用 OpenBLAS 的 Haswell 内核：notebook 08 训练出来的数字在任何 x86-64 机器上逐位相同
-# （见 toyllm/blas.py 的 BLAS_CORETYPE；已经设了别的值时不覆盖）。make lab 启动的 JupyterLab 和它的内核也带着它。
+# （见 toyllm/blas.py 的 BLAS_CORETYPE；已经设了别的值时不覆盖）。make lab 启动的 JupyterLab 和它的内核也带着它，
+# make lab 还把它写进内核的 kernel.json（见 lab 目标）。
 ifeq ($(shell uname -m),x86_64)
 export OPENBLAS_CORETYPE ?= Haswell
 endif
@@ -71,7 +72,10 @@ install-%: $(VENV)/.stamp-%
 pretrain: $(STAMP)
 	$(VPY) tools/pretrain.py
 
+# 内核的 kernel.json 写上 OPENBLAS_CORETYPE（ipykernel install --env）：以后不用 make、直接 jupyter lab 启动时，
+# notebook 的内核也用同一种 BLAS 内核；python -m toyllm doctor 读的就是它。
 lab: $(VENV)/.stamp-notebook
+	$(if $(OPENBLAS_CORETYPE),$(VPY) -m ipykernel install --sys-prefix --name python3 --env OPENBLAS_CORETYPE $(OPENBLAS_CORETYPE) >/dev/null)
 	@echo ">>> 正在启动 JupyterLab（Ctrl+C 退出）。浏览器一般会自动打开 notebooks/00_quickstart.ipynb；"
 	@echo "    没有打开的话，复制下面 JupyterLab 打印的 \"Or copy and paste one of these URLs:\" 下面那一行"
 	@echo "    （http://localhost:8888/lab/tree/notebooks/00_quickstart.ipynb?token=...）到浏览器的地址栏。"
