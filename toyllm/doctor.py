@@ -311,8 +311,7 @@ def check_widgets():
                            f"找到的是 {ext_version}（{path}）", True,
                            f"删掉旧的扩展文件夹 {os.path.dirname(path)}，再重新安装 jupyterlab_widgets："
                            + _install_hint(f"jupyterlab_widgets{need or ''}"))
-    return CheckResult(name, True, f"ipywidgets {ipyw}，jupyterlab_widgets {jlw}"
-                       f"{f'（要求 {need}）' if need else ''}，扩展 {ext_version}")
+    return CheckResult(name, True, f"ipywidgets {ipyw}，jupyterlab_widgets {jlw}，扩展 {ext_version}")
 
 
 def check_font():
