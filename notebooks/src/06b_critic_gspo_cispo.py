@@ -360,7 +360,8 @@ ones = np.ones(roll.mask.shape)
 display(Table(["名字", "归一化", "总损失"],
               [[name, row.formula, losses.aggregate_loss(ones, roll.mask, name, L)]
                for name, row in losses.AGGREGATION_TABLE.items()]))
-display(Table(["名字", "出处"], [[name, row.systems] for name, row in losses.AGGREGATION_TABLE.items()]))
+display(Table(["名字", "出处"],
+              [[name, row.systems] for name, row in losses.AGGREGATION_TABLE.items()]))
 verl_norm = losses.aggregate_loss(ones, roll.mask, "seq-mean-token-sum-norm")
 dr_grpo = losses.aggregate_loss(ones, roll.mask, "dr_grpo", L)
 print(f"seq-mean-token-sum-norm / dr_grpo = {verl_norm / dr_grpo:.1f}，B = {roll.mask.shape[0]}")
@@ -407,7 +408,7 @@ try:
           preset("dapo", iterations=5, max_draws=1, gen_batch_scale=1, on_short="raise"),
           train_set, heldout)
 except RuntimeError as e:
-    print("RuntimeError:", *str(e).split("。"), sep="\n  ")     # 一句一行：长的报错在窄的输出区里不折断
+    print("RuntimeError:", *str(e).split("。"), sep="\n  ")     # 一句一行，在输出区里不折断
 
 # %% [markdown]
 # ## 8. 用旧策略采样：偏差和方差随 k 变化（讲义 8.9）
@@ -597,8 +598,8 @@ top = coef.argmax()
 at = {r: float(np.interp(r, rhos, coef)) for r in (0.5, 1.0, 2.0, 4.0)}
 print(f"SAPO 的梯度系数：最高点在 ρ = {rhos[top]:.2f}（{coef[top]:.2f}）；"
       + "，".join(f"ρ = {r:g} 时 {v:.2f}" for r, v in at.items()))
-print(f"门的斜率 f′(ρ)：ρ = 1 时 {np.interp(1.0, rhos, slope):.2f}，ρ = 2 时 {np.interp(2.0, rhos, slope):.2f}，"
-      f"ρ = 4 时 {np.interp(4.0, rhos, slope):.2f}")
+print("门的斜率 f′(ρ)："
+      + "，".join(f"ρ = {r:g} 时 {np.interp(r, rhos, slope):.2f}" for r in (1.0, 2.0, 4.0)))
 
 # %% [markdown]
 # ### 10.2 名字相同、约定不同

@@ -56,3 +56,70 @@ def offline_context(blocked, viewport=(1300, 1000)):
             context.close()
         finally:
             browser.close()
+
+
+OVERFLOW = """([areaSelector, unitSelector, clipSelector]) => {
+    // 每个区域（areaSelector：输出区、markdown、网页正文……）里，每个单元（unitSelector：表格、文字、公式……）向右伸到哪里：
+    // 算上它里面所有的元素（能横向滚动的元素算上滚动的宽度；overflow: hidden 的元素里面看不见的部分不算），
+    // 超出区域右边界的单元一个一个报告：从最里面的报告起（表格，而不是包着它的 div），包着已报告单元的单元不再报告。
+    // clipSelector 的元素（例如小部件的标签）自己的文字被截断（scrollWidth > clientWidth）也算放不下。
+    // <pre> 先改成不折行再量：折行的输出也算放不下。
+    const pres = [...document.querySelectorAll('pre')];
+    const saved = pres.map(p => p.style.whiteSpace);
+    pres.forEach(p => { p.style.whiteSpace = 'pre'; });
+    const extent = e => {
+        const r = e.getBoundingClientRect();
+        const style = getComputedStyle(e);
+        if (style.display === 'none' || style.visibility === 'hidden') return 0;
+        const scrolls = style.overflowX === 'auto' || style.overflowX === 'scroll';
+        let right = Math.max(r.width ? r.right : 0, scrolls ? r.left + e.scrollWidth : 0);
+        if (style.overflowX === 'hidden' || style.overflowX === 'clip') return right;
+        for (const c of e.children) right = Math.max(right, extent(c));
+        return right;
+    };
+    const headings = [...document.querySelectorAll('h1, h2, h3, h4')];
+    const cells = [...document.querySelectorAll('.jp-Cell')];
+    const where = e => {
+        const before = headings.filter(h => h.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING || h.contains(e));
+        const head = before.length ? before[before.length - 1].textContent.replace('¶', '').replace('#', '').trim() : '';
+        const cell = e.closest('.jp-Cell');
+        return (cell ? `第 ${cells.indexOf(cell)} 个单元格，` : '') + `「${head.slice(0, 24)}」`;
+    };
+    const found = [];
+    for (const area of document.querySelectorAll(areaSelector)) {
+        const box = area.getBoundingClientRect();
+        if (!box.width) continue;
+        const own = getComputedStyle(area);                                          // 区域的内容框：去掉右边的内边距和边框
+        const limit = box.right - parseFloat(own.paddingRight) - parseFloat(own.borderRightWidth);
+        const reported = [], here = [];
+        for (const unit of [...area.querySelectorAll(unitSelector)].reverse()) {     // 里面的单元排在外面的前面
+            if (reported.some(r => unit.contains(r))) continue;
+            const clipped = clipSelector && unit.matches(clipSelector) && unit.scrollWidth > unit.clientWidth + 1;
+            const right = extent(unit);
+            if (right > limit + 1 || clipped) {
+                reported.push(unit);
+                here.unshift({where: where(unit), what: unit.tagName.toLowerCase(), clipped: !!clipped,
+                            text: (unit.textContent || '').replace(/\\s+/g, ' ').trim().slice(0, 40),
+                            room: Math.round(clipped ? unit.clientWidth : limit - box.left),
+                            need: Math.round(clipped ? unit.scrollWidth : right - box.left)});
+            }
+        }
+        found.push(...here);
+    }
+    pres.forEach((p, k) => { p.style.whiteSpace = saved[k]; });
+    return found;
+}"""
+"""在页面里运行一次（page.evaluate(OVERFLOW, [区域, 单元, 会截断文字的元素])）：放不下的单元的列表
+{where: 哪个单元格 / 哪一节, what: 标签, text: 开头的字, room: 区域宽度, need: 它要的宽度, clipped: 文字被截断}。"""
+
+UNITS = ("table, pre, p:not(td *, th *), li:not(td *, th *), img, svg, mjx-container:not(td *, th *), h1, h2, h3, h4, "
+         ".highlight, .jp-RenderedHTMLCommon > *, .widget-label, .widget-readout, .widget-html-content, .widget-output, "
+         ".jp-OutputArea-output > *")
+"""要量的单元：表格（整张表算一个：格子里的文字不单独报告）、文字、公式、图、标题、代码块、小部件。"""
+
+
+def too_wide(found):
+    """OVERFLOW 的结果写成几行中文（测试失败时打印）。"""
+    return "\n".join(f"  {f['where']}：{f['what']}「{f['text']}」"
+                     + (f"的文字被截断（{f['need']} 像素的字放在 {f['room']} 像素里）" if f["clipped"]
+                        else f"要 {f['need']} 像素，只有 {f['room']} 像素") for f in found)
