@@ -59,23 +59,29 @@ def offline_context(blocked, viewport=(1300, 1000)):
 
 
 OVERFLOW = """([areaSelector, unitSelector, clipSelector]) => {
-    // 每个区域（areaSelector：输出区、markdown、网页正文……）里，每个单元（unitSelector：表格、文字、公式……）向右伸到哪里：
-    // 算上它里面所有的元素（能横向滚动的元素算上滚动的宽度；overflow: hidden 的元素里面看不见的部分不算），
-    // 超出区域右边界的单元一个一个报告：从最里面的报告起（表格，而不是包着它的 div），包着已报告单元的单元不再报告。
-    // clipSelector 的元素（例如小部件的标签）自己的文字被截断（scrollWidth > clientWidth）也算放不下。
-    // <pre> 先改成不折行再量：折行的输出也算放不下。
-    const pres = [...document.querySelectorAll('pre')];
+    // 每个区域（areaSelector：输出区、markdown、网页正文……）里的每个单元（unitSelector：表格、文字、公式……）放不放得下：
+    //   · 单元和它里面的元素向右伸出区域的右边界（overflow: hidden 的元素里面看不见的部分、只给读屏软件的元素不算）；
+    //   · 或者单元里有要横向滚动才看得全的元素（scrollWidth > clientWidth：藏起来的部分学生看不见）；
+    //   · 或者 clipSelector 的元素（例如小部件的标签）自己的文字被截断。
+    // <pre> 和它里面的元素先改成不折行再量：折行的输出、代码也算放不下。
+    // 从最里面的单元报告起（表格，而不是包着它的 div），包着已报告单元的单元不再报告。
+    const pres = [...document.querySelectorAll('pre, pre *')];
     const saved = pres.map(p => p.style.whiteSpace);
     pres.forEach(p => { p.style.whiteSpace = 'pre'; });
-    const extent = e => {
-        const r = e.getBoundingClientRect();
+    const extent = e => {                                    // [向右伸到哪里, 要横向滚动才看得见的宽度（没有时 0）]
         const style = getComputedStyle(e);
-        if (style.display === 'none' || style.visibility === 'hidden') return 0;
-        const scrolls = style.overflowX === 'auto' || style.overflowX === 'scroll';
-        let right = Math.max(r.width ? r.right : 0, scrolls ? r.left + e.scrollWidth : 0);
-        if (style.overflowX === 'hidden' || style.overflowX === 'clip') return right;
-        for (const c of e.children) right = Math.max(right, extent(c));
-        return right;
+        if (style.display === 'none' || style.visibility === 'hidden') return [0, 0];
+        if (style.position === 'absolute' && style.clip !== 'auto') return [0, 0];   // MathJax 给读屏软件的 MathML
+        const r = e.getBoundingClientRect();
+        const scrolls = (style.overflowX === 'auto' || style.overflowX === 'scroll') && e.scrollWidth > e.clientWidth + 1;
+        let right = r.width ? r.right : 0, hidden = scrolls ? e.scrollWidth - e.clientWidth : 0;
+        if (style.overflowX !== 'visible') return [right, hidden];
+        for (const c of e.children) {
+            const [cr, ch] = extent(c);
+            right = Math.max(right, cr);
+            hidden = Math.max(hidden, ch);
+        }
+        return [right, hidden];
     };
     const headings = [...document.querySelectorAll('h1, h2, h3, h4')];
     const cells = [...document.querySelectorAll('.jp-Cell')];
@@ -89,19 +95,17 @@ OVERFLOW = """([areaSelector, unitSelector, clipSelector]) => {
     for (const area of document.querySelectorAll(areaSelector)) {
         const box = area.getBoundingClientRect();
         if (!box.width) continue;
-        const own = getComputedStyle(area);                                          // 区域的内容框：去掉右边的内边距和边框
-        const limit = box.right - parseFloat(own.paddingRight) - parseFloat(own.borderRightWidth);
         const reported = [], here = [];
         for (const unit of [...area.querySelectorAll(unitSelector)].reverse()) {     // 里面的单元排在外面的前面
             if (reported.some(r => unit.contains(r))) continue;
-            const clipped = clipSelector && unit.matches(clipSelector) && unit.scrollWidth > unit.clientWidth + 1;
-            const right = extent(unit);
-            if (right > limit + 1 || clipped) {
+            const clipped = !!clipSelector && unit.matches(clipSelector) && unit.scrollWidth > unit.clientWidth + 1;
+            const [right, hidden] = extent(unit);
+            if (right > box.right + 1 || hidden || clipped) {
                 reported.push(unit);
-                here.unshift({where: where(unit), what: unit.tagName.toLowerCase(), clipped: !!clipped,
-                            text: (unit.textContent || '').replace(/\\s+/g, ' ').trim().slice(0, 40),
-                            room: Math.round(clipped ? unit.clientWidth : limit - box.left),
-                            need: Math.round(clipped ? unit.scrollWidth : right - box.left)});
+                here.unshift({where: where(unit), what: unit.tagName.toLowerCase(), clipped,
+                              text: (unit.textContent || '').replace(/\\s+/g, ' ').trim().slice(0, 40),
+                              room: Math.round(clipped ? unit.clientWidth : box.width),
+                              need: Math.round(clipped ? unit.scrollWidth : Math.max(right - box.left, box.width + hidden))});
             }
         }
         found.push(...here);

@@ -29,12 +29,16 @@ HTML 表格（toyllm.tables.Table）的格子不折行。Voilà 面板和课程�
 """
 
 import base64
+import contextlib
 import json
 import shutil
 import struct
 
 import pytest
 from background import Background
+
+with contextlib.suppress(ImportError):
+    import IPython  # noqa: F401  在主线程里先导入：后台线程（_requirements 导入 ipywidgets）和主线程（matplotlib）同时导入它会出错
 from browser_offline import OVERFLOW, UNITS, too_wide
 from test_browser import ARTIFACTS, CHROMIUM_ARGS, _requirements, running_jupyterlab
 
