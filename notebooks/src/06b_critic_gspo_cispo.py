@@ -27,6 +27,7 @@ import numpy as np
 from IPython.display import display
 
 from toyllm import TrainableLLM
+from toyllm.estimators import seed_verdict
 from toyllm.exact import correct_paths, grad_expected_reward
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
@@ -621,7 +622,8 @@ print("CS336 masked_mean（empty=\"nan\"）：",
 #
 # 同样的题，5 个种子，每个预设训练 50 次迭代（32 题 × 8 份）。看表：留出题上的路径 pass@1 的平均和标准误差。
 # SAPO、GMPO、Clip-Cov、KL-Cov 每批更新 μ = 4 次，所以表里加了一行 μ = 4 的 GRPO：和它比，才看得出损失本身的作用。
-# 标准误差只量种子之间的差别；5 个种子看不出小的差距，这不是算法的排名。
+# 后三列就是这样比：同一个种子的两次训练配成一对，`seed_verdict` 看平均差有几个标准误（t），和 5 个种子的临界值 4.604 比。
+# "成立"是这个预设在这些种子上确实比 GRPO（μ = 4）高，"不成立"是确实更低；5 个种子看不出小的差距，这不是算法的排名。
 
 # %%
 runs = {PRESET_NAMES[name]: preset(name, iterations=50) for name in ["grpo", "reinforce_pp"] + NEW}
@@ -629,9 +631,12 @@ runs["GRPO（μ = 4）"] = preset("grpo", iterations=50, mu=4)
 final = {label: np.array([train(TrainableLLM(1e9), cfg.replace(seed=s), train_set,
                                 heldout).meta["final_pass1_exact"]
                           for s in range(5)]) for label, cfg in runs.items()}
-Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差"],
-      [[label, f"{v.mean():.4f}",
-        f"{v.std(ddof=1) / np.sqrt(len(v)):.4f}"] for label, v in final.items()])
+ref = final["GRPO（μ = 4）"]
+cmp = {label: seed_verdict(v, ref) for label, v in final.items() if label != "GRPO（μ = 4）"}
+Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差", "减 GRPO（μ = 4）", "t", "判定"],
+      [[label, f"{v.mean():.4f}", f"{v.std(ddof=1) / np.sqrt(len(v)):.4f}"]
+       + ([f"{cmp[label]['diff']:+.4f}", f"{cmp[label]['t']:+.1f}", cmp[label]["verdict"]]
+          if label in cmp else ["—", "—", "—"]) for label, v in final.items()])
 
 # %% [markdown]
 # ## 小结
