@@ -148,8 +148,9 @@ def test_every_page_fits_a_1280_px_window(built):
     """1280 像素宽的窗口里（site/_static/toyllm.css 把本页目录收起来），每一页的正文都不超出（issue 40）。"""
     if built[1] is not None:
         raise built[1]
+    assert set(built[2]) == set(PAGES), "有的页面没有量到"
     bad = {page: found for page, found in built[2].items() if found}
-    assert built[2] and not bad, "这些页面在 1280 像素宽的窗口里放不下：\n" + "\n".join(
+    assert not bad, "这些页面在 1280 像素宽的窗口里放不下：\n" + "\n".join(
         f"{page}：\n{too_wide(found)}" for page, found in bad.items())
 
 
