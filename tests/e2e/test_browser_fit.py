@@ -36,9 +36,6 @@ import struct
 
 import pytest
 from background import Background
-
-with contextlib.suppress(ImportError):
-    import IPython  # noqa: F401  在主线程里先导入：后台线程（_requirements 导入 ipywidgets）和主线程（matplotlib）同时导入它会出错
 from browser_offline import OVERFLOW, UNITS, too_wide
 from test_browser import ARTIFACTS, CHROMIUM_ARGS, _requirements, running_jupyterlab
 
@@ -46,6 +43,9 @@ from tools.wrap_code_lines import LIMIT, long_lines
 from toyllm.plotstyle import MIN_FONT_PT, MIN_TEXT_PX
 
 from paths import ROOT
+
+with contextlib.suppress(ImportError):   # 在主线程里先导入 IPython：后台线程（_requirements 导入 ipywidgets）
+    import IPython  # noqa: F401        和主线程（matplotlib）同时第一次导入它时会出错（见过一次）
 
 NOTEBOOKS = tuple(sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")))
 """每一个讲课 notebook（新加的 notebook 自动包括在内）。"""
