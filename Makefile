@@ -82,7 +82,7 @@ lab: $(VENV)/.stamp-notebook
 	$(VPY) -m jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_quickstart.ipynb $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出）。一个进程时（默认），作业评分、构建网站、
-#   在 JupyterLab 里量 notebook 和讲义 在后台线程里先开始，重跑预训练的开头和讲义里网络的数字在另外的进程里先开始，
+#   在 JupyterLab 里量 notebook 和讲义，在后台线程里先开始，重跑预训练的开头和讲义里网络的数字在另外的进程里先开始，
 #   别的测试同时运行，它们的测试排在最后（tests/background.py、conftest.py）。TEST_WORKERS 个进程一起跑时（pytest-xdist）：
 #   --dist loadscope 把一个测试文件（一个 notebook）整个交给同一个进程，notebook 的单元格按顺序在同一个内核里运行；
 #   --no-loadscope-reorder 按收集的顺序分配：最慢的（作业评分，见 conftest.py）最先开始，两个进程差不多同时结束。
