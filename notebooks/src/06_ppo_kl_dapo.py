@@ -255,12 +255,13 @@ grpo.table(rows=[0] + [s - 1 for s in SNAPSHOTS],
 # 现在仔细比较三个估计。对每一份存下的模型，在 200 道留出题上每道采 32 份解答（几万步），每一步算 $k_1, k_2, k_3$；
 # 精确值是"每一步所在情境的 $\mathrm{KL}_c$"的平均 —— 这正是估计量想估的东西。
 #
-# 表里每个估计两列：**偏差**（估计的平均 − 精确值，括号里是它的标准误，偏差在两三个标准误以内就是"看不出偏"）和**每步标准差**（单个样本有多不稳）。
+# 第一张表是每个估计的**偏差**（估计的平均 − 精确值，括号里是它的标准误，偏差在两三个标准误以内就是"看不出偏"）。
+# 第二张表是每个估计的**每步标准差**（单个样本有多不稳），最后一列是采到的最大的 $r$。
 #
 # 看输出：
 # - $k_1$、$k_3$ 的偏差都在标准误的范围内：它们无偏。$k_2$ 的偏差是负的，而且离开出发点越远，偏得越多。
 # - 刚开始训练、两个策略很接近时，$k_3$ 的标准差比 $k_1$ 小得多（这是它受欢迎的原因）；
-#   训练久了，$\pi_\theta$ 把某些做法的概率压得很低，偶尔采到它们时 $r$ 很大，$k_3$ 的标准差反而超过 $k_1$（最后一列是采到的最大的 $r$）。
+#   训练久了，$\pi_\theta$ 把某些做法的概率压得很低，偶尔采到它们时 $r$ 很大，$k_3$ 的标准差反而超过 $k_1$（看第二张表的最后一列）。
 
 # %%
 ref_model = TrainableLLM(1e9)
@@ -277,18 +278,15 @@ def kl_table_row(current, rng):
     return kl_c[c].mean(), est._asdict(), float(np.exp(log_ref[c, a] - log_pi[c, a]).max())
 
 
-rows = []
+bias_rows, std_rows = [], []
 for it in SNAPSHOTS:
     exact, est, r_max = kl_table_row(snapshots[it], np.random.default_rng(it))
-    row = [it, f"{exact:.4f}"]
-    for k, v in est.items():
-        se = v.std(ddof=1) / np.sqrt(len(v))
-        row += [f"{v.mean() - exact:+.5f}（{se:.5f}）", f"{v.std(ddof=1):.4f}"]
-    rows.append(row + [f"{r_max:.1f}"])
-Table(["迭代",
-       "精确 KL"] + [h for k in ("k1", "k2", "k3") for h in (f"{k} 偏差（标准误）",
-                                                           f"{k} 标准差")] + ["最大 r"],
-      rows)
+    se = {k: v.std(ddof=1) / np.sqrt(len(v)) for k, v in est.items()}
+    bias_rows.append([it, f"{exact:.4f}"]
+                     + [f"{v.mean() - exact:+.5f}（{se[k]:.5f}）" for k, v in est.items()])
+    std_rows.append([it] + [f"{v.std(ddof=1):.4f}" for v in est.values()] + [f"{r_max:.1f}"])
+display(Table(["迭代", "精确 KL"] + [f"{k} 偏差（标准误）" for k in est], bias_rows))
+Table(["迭代"] + [f"{k} 标准差" for k in est] + ["最大 r"], std_rows)
 
 # %% [markdown]
 # 训练时的 KL 估计不是几万步的平均，而是一批数据（32 道题 × 8 份）的平均。

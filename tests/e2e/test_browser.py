@@ -93,10 +93,14 @@ def wait_for_server(proc, url, log, name, timeout=120):
 
 
 def _write_settings(folder):
-    """JupyterLab 的用户设置：所有单元格都渲染（windowingMode none）；不弹"要不要看新闻"的通知。"""
+    """
+    JupyterLab 的用户设置：所有单元格都渲染（windowingMode none）；不弹"要不要看新闻"的通知；
+    .md 文件用 Markdown 预览打开（学生读讲义的样子，tests/e2e/test_browser_fit.py 量它）。
+    """
     settings = {
         ("@jupyterlab", "notebook-extension", "tracker"): {"windowingMode": "none"},
         ("@jupyterlab", "apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
+        ("@jupyterlab", "docmanager-extension", "plugin"): {"defaultViewers": {"markdown": "Markdown Preview"}},
     }
     for (scope, ext, name), value in settings.items():
         path = folder / scope / ext / f"{name}.jupyterlab-settings"
