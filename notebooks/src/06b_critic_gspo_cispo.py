@@ -354,7 +354,9 @@ plt.show()
 # 第二张表是每个名字出自哪里、谁这样做。
 # 表里的 $|o_i|$ 是第 $i$ 份解答的步数，$B$ 是解答的份数，$L_{\max}$ 是常数归一化用的最大步数。
 # TRL 的 `dr_grpo`（= 本包的 `constant`）是 $\sum l/(B L_{\max})$ [S311](../lectures/sources.md#S311)；
-# verl 的 `seq-mean-token-sum-norm` 除以补齐后的长度、不除以 $B$，恰好是它的 $B$ 倍 [S312](../lectures/sources.md#S312)。
+# verl 的 `seq-mean-token-sum-norm` 在一个 micro-batch 里除以补齐后的长度、不除以份数。它和 `dr_grpo` 差一个倍数：
+# 每张卡一个 micro-batch 的份数 × $L_{\max}$ / 补齐后的长度；只有一张卡、一个 micro-batch 时才正好是 $B$ 倍
+# （讲义 8.7 节 [S312](../lectures/sources.md#S312) [S580](../lectures/sources.md#S580)）。
 
 # %%
 ones = np.ones(roll.mask.shape)
@@ -646,7 +648,7 @@ Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差", "减
 # - 五种基线的方差表是测出来的：critic、精确 $V^*$ 和不要参数的 RLOO 几乎一样；组平均是 RLOO 的 $\frac{G-1}{G}$ 倍。
 #   0/1 奖励时基线不一定减小方差：训练后的策略上，不减基线的方差最小。
 # - dual-clip 给 $A<0$ 的损失加上界；CISPO 保留被 PPO 裁掉的步的梯度（论文的设置没有下界）；GSPO 整份解答一个比率，窗口很窄 [S302](../lectures/sources.md#S302)。
-# - 聚合的名字是一张归一化表；`dr_grpo` 和 verl 的 `seq-mean-token-sum-norm` 差 $B$ 倍 [S312](../lectures/sources.md#S312)。
+# - 聚合的名字是一张归一化表；`dr_grpo` 和 verl 的 `seq-mean-token-sum-norm` 差一个倍数，它取决于 micro-batch 的大小和卡数（讲义 8.7 节 [S580](../lectures/sources.md#S580)）。
 # - 旧策略采样不修正时偏差随 $k$ 增大；逐步的比率去掉大部分偏差，去不干净；整份解答的比率无偏，方差更大。
 #   截断只在比率超过 $C$ 时起作用。
 # - verl 和 TRL 的其他损失（SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO）都是 `policy_loss` 的取值；
