@@ -486,7 +486,7 @@ def render_peers():
     kw = to_trl(tiny_config("dapo"), ignore=DAPO_IGNORE, max_completion_length=10)
     lines += ["", "例（网络用 `tiny_config` 的 Adam 和学习率，不用玩具的 lr = 2、SGD）："
               f"`to_trl(tiny_config(\"dapo\"), ignore={DAPO_IGNORE!r}, max_completion_length=10)` 给出", "", "```python",
-              "dict(" + ", ".join(f"{k}={v!r}" for k, v in kw.items()) + ")", "```", "",
+              "dict(", *(f"    {k}={v!r}," for k, v in kw.items()), ")", "```", "",
               "`to_verl(tiny_config(\"gspo\"))` 给出（接在 `python -m verl.trainer.main_ppo` 后面"
               f"{_mark('S129')}）：", "", "```text",
               *to_verl(tiny_config("gspo")), "```"]

@@ -197,9 +197,9 @@ def run_gradient_dashboard_logic(size=1e9, n_samples=8, context=("mul", 1.5), pr
     chosen = (float(exact[c, j]), float(none[:, c, j].mean()), float(none[:, c, j].std(ddof=1)),
               float(rloo[:, c, j].mean()), float(rloo[:, c, j].std(ddof=1)))
     ratio = chosen[4] / chosen[2] if chosen[2] > 0 else math.inf
-    text = (f"实现：{PACKAGE}（toyllm.exact 的精确梯度、toyllm.sampler 的采样）。"
-            f"{fmt_size(size)} 模型，{n_problems} 道题 × 每题 {n} 份，重复 {repeats} 次。"
-            f"「{CONTEXT_NAMES[context]}」的 Δ_{procedure}：精确梯度 {chosen[0]:+.4f}；"
+    text = (f"实现：{PACKAGE}（toyllm.exact 的精确梯度、toyllm.sampler 的采样）。\n"
+            f"{fmt_size(size)} 模型，{n_problems} 道题 × 每题 {n} 份，重复 {repeats} 次。\n"
+            f"「{CONTEXT_NAMES[context]}」的 Δ_{procedure}：精确梯度 {chosen[0]:+.4f}\n"
             f"无基线 {chosen[1]:+.4f} ± {chosen[2]:.4f}，留一法基线 {chosen[3]:+.4f} ± {chosen[4]:.4f}"
             f"（标准差之比 留一法 / 无基线 = {ratio:.2f}）")
     result = types.SimpleNamespace(exact=exact, none=none, rloo=rloo, chosen=chosen, context=context,
@@ -279,8 +279,8 @@ def run_passk_dashboard_logic(size=1e9, n=16, temperature=1.0, estimator="both",
     k_big = ks[-1]
     who = PACKAGE + "（toyllm.estimators.pass_at_k）" if pass_at_k_fn is None else \
         f"无偏估计用你写的 {getattr(fn, '__name__', 'pass_at_k_fn')}"
-    text = (f"实现：{who}。{fmt_size(size)} 模型，温度 {temperature:g}，{n_problems} 道题 × 每题 n = {n} 份，"
-            f"重复 {repeats} 次。pass@{k_big}：精确 {exact[k_big]:.3f}，无偏估计的平均 {unbiased[:, -1].mean():.3f}，"
+    text = (f"实现：{who}。\n{fmt_size(size)} 模型，温度 {temperature:g}，{n_problems} 道题 × 每题 n = {n} 份，"
+            f"重复 {repeats} 次。\npass@{k_big}：精确 {exact[k_big]:.3f}，无偏估计的平均 {unbiased[:, -1].mean():.3f}，"
             f"有偏估计的平均 {biased[:, -1].mean():.3f}")
     result = types.SimpleNamespace(ks=ks, exact=exact, unbiased=unbiased, biased=biased, n=n, text=text)
     ax = None if axes is None else given_axes(axes, 1, "fig.subplots()")[0]

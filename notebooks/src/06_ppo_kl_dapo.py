@@ -424,8 +424,10 @@ Table(["设置", "熵（后 20 次）", "最终路径 pass@1", "π(bug)：不咬
 # 下一格从 `lectures/figures/numbers.json` 读出它的结果：熵的差，和"不咬人的情境里 π(bug) 的差"。
 
 # %%
-clip_higher = json.loads(Path("../lectures/figures/numbers.json").read_text(encoding="utf-8"))["clip_higher"]
-for name, key in [("熵（后 20 次）", "verdict"), ("π(bug)：不咬人的情境", "p_bug_harmless_verdict")]:
+numbers = json.loads(Path("../lectures/figures/numbers.json").read_text(encoding="utf-8"))
+clip_higher = numbers["clip_higher"]
+for name, key in [("熵（后 20 次）", "verdict"),
+                  ("π(bug)：不咬人的情境", "p_bug_harmless_verdict")]:
     v = clip_higher[key]
     print(f"{name}：clip-higher − 对称，{v['n']} 个种子 {v['diff']:+.4f} ± {v['se']:.4f}，"
           f"t = {v['t']:.2f}（临界值 {v['critical']}）→ {v['verdict']}")

@@ -141,7 +141,8 @@ print(f"SFT 以后（200 道留出题，每题 1 份）：贪心准确率 {tl.ac
 loss = np.array(sft_hist["loss"])
 evals = [(it, g) for it, g in zip(sft_hist["iteration"], sft_hist["greedy"]) if g == g]
 print("步：贪心准确率（做对 / 200）")
-print("  " + "，".join(f"{it}：{g:.3f}（{round(g * 200)}）" for it, g in evals))
+for i in range(0, len(evals), 5):                                  # 一行 5 个，窄屏也放得下
+    print("  " + "，".join(f"{it}：{g:.3f}（{round(g * 200)}）" for it, g in evals[i:i + 5]))
 rise = [loss[t] - loss[t - 20:t].min() for t in range(200, len(loss))]
 peak = 200 + int(np.argmax(rise))
 low = peak - 20 + int(np.argmin(loss[peak - 20:peak]))
@@ -176,9 +177,11 @@ print(f"损失回升最多的一段：第 {low + 1} 步 {loss[low]:.3f} → 第 
 # %%
 cfg = tl.tiny_config("grpo", iterations=40, seed=0)
 print("tiny_config 换掉的选项（玩具的预设 → 网络）：")
-print({k: (preset("grpo").to_dict()[k], v) for k, v in tl.TINY_DEFAULTS.items()})
-print({k: cfg.to_dict()[k]
-       for k in ("advantage", "loss_agg", "mu", "group_size", "batch_problems", "lr", "optimizer")})
+for k, v in tl.TINY_DEFAULTS.items():
+    print(f"  {k}：{preset('grpo').to_dict()[k]} → {v}")
+print("网络上这次用的设置：")
+for k in ("advantage", "loss_agg", "mu", "group_size", "batch_problems", "lr", "optimizer"):
+    print(f"  {k}：{cfg.to_dict()[k]}")
 grpo_hist = tl.rl_train(model, train_set, cfg, heldout=heldout, eval_every=10)
 evals = [i for i, g in enumerate(grpo_hist["greedy"]) if g == g]
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
@@ -451,8 +454,9 @@ for key, c in counts.items():
                  f"{a['correct']}/{n2} = {p2:.3f}" if n2 else "—",
                  f"{p2 - p1:+.3f} ± {se:.3f}" if n2 else "—", verdicts[CONTEXT_NAMES[key]]])
 display(Table(["情境", "RL 前做对", "RL 后做对", "差 ± 评估的标准误", "两个模型的差"], rows))
-print("两个模型的差，各种判定的个数：",
-      {v: list(verdicts.values()).count(v) for v in sorted(set(verdicts.values()))})
+print("两个模型的差，各种判定的个数：")
+for v in sorted(set(verdicts.values())):
+    print(f"  {v}：{list(verdicts.values()).count(v)} 个情境")
 
 
 def right(net, examples, temperature=0.0, seed=0):

@@ -289,29 +289,37 @@ def _parse_option(cell, actual):
 
 
 def test_lecture06_presets_table_equals_the_package():
+    """预设表分成几张窄表（每张都列出全部预设），合起来是 RLConfig 的那些选项，每一格等于代码。"""
+    import toyllm.peers  # noqa: F401  登记 peers 的 6 个预设（表里有它们）；不依赖别的测试先 import
     from toyllm.rl import PRESETS, RLConfig
-    (head, rows), = check_tables(_text(L06), "presets")
+    tables = check_tables(_text(L06), "presets")
     fields = RLConfig.__dataclass_fields__
-    assert head[0] == "预设"
-    for col in head[1:]:
-        assert col in fields, f"预设表的列 {col!r} 不是 RLConfig 的选项"
-    assert {"eps_low", "eps_high", "group_size", "beta", "lr", "mu"} <= set(head)
-    assert sorted(_code(r[0]) for r in rows) == sorted(PRESETS), "预设表必须列出每一个预设"
-    for row in rows:
-        cfg = PRESETS[_code(row[0])]
-        for col, cell in zip(head[1:], row[1:]):
-            actual = getattr(cfg, col)
-            assert _parse_option(cell, actual) == actual, f"预设 {row[0]} 的 {col}：讲义写 {cell}，代码是 {actual!r}"
+    seen = []
+    for head, rows in tables:
+        assert head[0] == "预设"
+        for col in head[1:]:
+            assert col in fields, f"预设表的列 {col!r} 不是 RLConfig 的选项"
+        seen += head[1:]
+        assert sorted(_code(r[0]) for r in rows) == sorted(PRESETS), "每张预设表都必须列出每一个预设"
+        for row in rows:
+            cfg = PRESETS[_code(row[0])]
+            for col, cell in zip(head[1:], row[1:]):
+                actual = getattr(cfg, col)
+                assert _parse_option(cell, actual) == actual, f"预设 {row[0]} 的 {col}：讲义写 {cell}，代码是 {actual!r}"
+    assert len(seen) == len(set(seen)), "一个选项只在一张预设表里出现"
+    assert {"eps_low", "eps_high", "group_size", "beta", "lr", "mu", "advantage", "loss_agg", "policy_loss"} <= set(seen)
 
 
 def test_lecture06_lists_every_preset_with_its_verl_and_trl_names():
     from toyllm.peers import PRESET_PEERS
     from toyllm.rl import PRESET_NAMES, PRESETS
-    (head, rows), = check_tables(_text(L06), "preset-peers")
-    assert head == ["预设", "算法", "verl", "TRL"]
-    assert [_code(r[0]) for r in rows] == list(PRESETS) == list(PRESET_PEERS)
-    for row in rows:
-        assert [row[1], row[2], row[3]] == [PRESET_NAMES[_code(row[0])], *PRESET_PEERS[_code(row[0])]], row[0]
+    (verl_head, verl_rows), (trl_head, trl_rows) = check_tables(_text(L06), "preset-peers")   # 两张窄表：verl、TRL
+    assert verl_head == ["预设", "算法", "verl"] and trl_head == ["预设", "算法", "TRL"]
+    for column, rows in enumerate((verl_rows, trl_rows)):
+        assert [_code(r[0]) for r in rows] == list(PRESETS) == list(PRESET_PEERS)
+        for row in rows:
+            name = _code(row[0])
+            assert [row[1], row[2]] == [PRESET_NAMES[name], PRESET_PEERS[name][column]], row[0]
 
 
 def test_lecture06_restates_the_scale_constant_correctly():

@@ -28,16 +28,19 @@ CLAIM = re.compile(r"(?<![A-Za-z0-9_./-])(?:verl|TRL)(?![A-Za-z0-9_])|CS336|arXi
 """说到 verl、TRL、CS336 或论文的句子。"""
 MENTIONS = {
     # (文件, 句子里的一段): 理由。只是提到名字、不是关于它们怎么做的说法。
-    ("lectures/lecture06_scaling_rl.md", "| 预设 | 算法 | verl | TRL |"):
-        "8.4 节预设对照表的表头，只是列名；各格的说法由表前的说明句 S126、S127 和后面的 S124、S128 指向来源",
-    ("lectures/lecture06_scaling_rl.md", "| `reinforce` | REINFORCE | — | —（CS336 作业 5 的 no_baseline） |"):
+    ("lectures/lecture06_scaling_rl.md", "| 预设 | 算法 | verl |"):
+        "8.4 节预设对照表（verl 一张）的表头，只是列名；各格的说法由表的标题和说明句 S126 和后面的 S124、S128 指向来源",
+    ("lectures/lecture06_scaling_rl.md", "| 预设 | 算法 | TRL |"):
+        "8.4 节预设对照表（TRL 一张）的表头，只是列名；各格的说法由表的标题和说明句 S126、S127 和后面的 S128、S581 指向来源",
+    ("lectures/lecture06_scaling_rl.md", "| `reinforce` | REINFORCE | —（CS336 作业 5 的 no_baseline） |"):
         "check:preset-peers 表的格子必须逐字等于 toyllm.peers.PRESET_PEERS（tests/test_lectures.py），不能加编号；"
         "同一说法在第 6 节的表里带着 S106",
     ("lectures/lecture06_scaling_rl.md", "| 选项（取值） | TRL（`GRPOConfig` 的关键字参数） |"):
         "8.11 节生成的 TRL 对照表的表头，只是列名；表的说明句带 S149，每一格的出处带那个文件的编号",
     ("lectures/lecture06_scaling_rl.md", "| 选项（取值） | verl（`main_ppo` 的覆盖项） |"):
         "8.11 节生成的 verl 对照表的表头，只是列名；表的说明句带 S149，每一格的出处带那个文件的编号",
-    ("lectures/lecture06_scaling_rl.md", "| `reinforce_pp` | REINFORCE++-baseline | adv_estimator=reinforce_plus_plus_baseline |"):
+    ("lectures/lecture06_scaling_rl.md",
+     "| `reinforce_pp` | REINFORCE++-baseline | RLOOTrainer, normalize_advantages=True（TRL 文档的近似） |"):
         "check:preset-peers 表的格子必须逐字等于 toyllm.peers.PRESET_PEERS，不能加编号；"
         "TRL 那一格的说法在表后的句子里带着 S581",
 }
