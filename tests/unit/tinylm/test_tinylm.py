@@ -305,7 +305,7 @@ def test_lecture_claims_about_the_toy_problems_match_notebook_08():
     # 这一次训练前后的两个模型：每个情境的差都在评估的 3 个标准误以内；总的贪心准确率也是
     # （§10.3 "没有一个差超过评估的 3 个标准误"）
     assert re.search(r"各种判定的个数：\n  这个大小上分不出：11 个情境\n", text)
-    assert re.search(r"留出题（400 道）贪心准确率：[\d.]+ → [\d.]+，差 [-+][\d.]+ ± [\d.]+（评估的标准误）"
+    assert re.search(r"留出题（400 道）贪心准确率：[\d.]+ → [\d.]+，\n  差 [-+][\d.]+ ± [\d.]+（评估的标准误）"
                      r"→ 两个模型的差：这个大小上分不出", text)
     rl_table = text[text.index("差 ± 评估的标准误"):]
     rows = {line.split()[0]: [float(x) for x in re.findall(r"= ([\d.]+)", line)]
