@@ -12,7 +12,7 @@
 #
 # 大部分实验要训练几十次，由 `tools/network_claims.py` 算好，存在 `lectures/figures/numbers.json` 的 `"network"` 里。
 # 这个 notebook 读出这些数、画图，并现场重跑第 2 节那次 GRPO 训练的开头几次迭代，核对它和存下的数逐位一致。
-# 下一格的最后一行打印脚本一共用了多久。
+# 下一格的最后一行打印脚本一共用了多久（CPU 时间）。
 #
 # 这里的数是在 x86-64 的 OpenBLAS Haswell 内核上算出来的（`make lab` 已经设好，见 `toyllm/blas.py`）。
 
@@ -41,7 +41,8 @@ net = numbers["network"]
 setup = net["setup"]
 recipe = setup["recipe"]
 n_seeds = len(setup["seeds"])
-print(f"tools/network_claims.py 一共用了 {net['seconds']['total'] / 60:.1f} 分钟（numbers.json 记下的）")
+print(f"tools/network_claims.py 一共用了 {net['seconds']['total'] / 60:.1f} 分钟 CPU 时间"
+      "（numbers.json 记下的；单线程，空闲的机器上约等于墙钟时间）")
 
 
 def pm(d, key="value", se="se", nd=4):
@@ -135,11 +136,11 @@ print("配方：", json.dumps({k: recipe[k] for k in ("preset", "overrides", "it
 print("tiny_config 展开后的学习率和每次的题数：",
       {k: getattr(tl.tiny_config(recipe["preset"], **recipe["overrides"]), k) for k in ("lr", "batch_problems",
                                                                                       "group_size")})
-print("RL 训练题：", recipe["rl_train"])
+print("RL 训练题：", recipe["rl_train"], f"，用了 {net['grpo']['train_count']} 道")
 print("评估题：", recipe["eval"], f"，每题采样 {recipe['n']} 份")
 
 # %% [markdown]
-# 完整训练一次要几十秒。这里只现场重跑种子 0 的前几次迭代（下一格的 `prefix`），然后核对：每次迭代的奖励和熵，
+# 完整训练一次的用时在后面的表里（CPU 秒）。这里只现场重跑种子 0 的前几次迭代（下一格的 `prefix`），然后核对：每次迭代的奖励和熵，
 # 和脚本记下的种子 0 那次训练的前几次迭代**逐位**一致（RL 的学习率不随迭代变，前几次迭代和完整训练的开头是同一个计算）。
 # 打印的用时每台机器不同。
 #
@@ -153,6 +154,8 @@ config = tl.tiny_config(recipe["preset"], **recipe["overrides"], seed=setup["see
 s = recipe["rl_train"]
 rl_train_set = [tl.problem_example(p) for p in make_problem_set(random.Random(s["seed"]), s["count"],
                                                                   s["min_steps"], s["max_steps"])]
+if net["grpo"]["train_kept"] is not None:          # 配方只用基座"半会"的题：脚本筛过，记下了留下哪几道
+    rl_train_set = [rl_train_set[i] for i in net["grpo"]["train_kept"]]
 model = tl.pretrained(name)
 start = time.perf_counter()
 hist = tl.rl_train(model, rl_train_set, config)
@@ -192,7 +195,7 @@ plt.show()
 
 # %%
 g = net["grpo"]
-Table(["种子", "训练前 pass@1", "训练后 pass@1", "差", "训练后贪心", "训练用时（s）"],
+Table(["种子", "训练前 pass@1", "训练后 pass@1", "差", "训练后贪心", "训练用时（CPU 秒）"],
       [[x["seed"], f"{x['base']:.4f}", f"{x['rl']:.4f}", f"{x['rl'] - x['base']:+.4f}", f"{x['greedy_rl']:.3f}",
         x["seconds"]] for x in g["runs"]])
 
@@ -399,7 +402,7 @@ display(Table(["说法", "网络上量到的差", "网络", "玩具"], cells))
 # %% [markdown]
 # ## 小结
 #
-# - 仓库带着三个预训练网络，RL 从它们开始：一次 GRPO 只要几十秒。
+# - 仓库带着三个预训练网络，RL 从它们开始，不用先预训练：一次 GRPO 训练的 CPU 秒数在第 2 节的表里。
 # - 每个说法写成"预期方向上的差"。固定的模型用 3 个标准误判定；训练的效果在几个训练种子上判定，$t$ 和临界值比。
 # - 一次训练在一批题上的标准误很小，但它没有量"换一个种子会怎样"：不能拿来判定训练的效果。
 # - 贪心准确率和采样 pass@1 可以朝相反的方向走：一个看分布的最高点，一个看整个分布。
