@@ -495,8 +495,8 @@ def _pm(d, key="value", se="se", nd=4):
 
 
 def _t(c):
-    """训练说法的差：平均差 ± 种子之间的标准误（几个种子，t）。"""
-    return f"{c['diff']:+.4f} ± {c['se']:.4f}（{c['n']} 个种子，t = {c['t']:+.1f}）"
+    """训练说法的差：平均差 ± 种子之间的标准误，t。"""
+    return f"{c['diff']:+.4f} ± {c['se']:.4f}，t = {c['t']:+.1f}"
 
 
 def _seq(xs, nd=4):
@@ -539,24 +539,27 @@ def render_network(numbers):
         f"网络：仓库带的预训练网络（`toyllm.tinylm.pretrained`）。{size_lr_text()}（清单 `tl.manifest(name)[\"lr\"]`），"
         "其余的训练配方相同；所以说法 1 比较的是\"宽度加上各自的学习率\"。",
         "",
-        f"判定有两条规则。说法 1 比较三个固定的网络：同一批新题上配对的差超过 3 个标准误（题之间）为\"成立\"，"
-        f"反方向超过 3 个标准误为\"不成立\"，否则\"这个大小上分不出\"（`toyllm.estimators.verdict`）。"
+        f"判定有两条规则。说法 1 比较三个固定的网络：同一批新题上相邻两个网络配对的差超过 3 个标准误（题之间）为\"成立\"，"
+        f"反方向超过 3 个标准误为\"不成立\"，否则\"这个大小上分不出\"（`toyllm.estimators.verdict`）。",
+        "",
         f"说法 2–6 是训练的效果：每个设置训练 {n_seeds} 个种子，每个种子得到一个配对的差；"
         f"t = 平均差 / 种子之间的标准误，t 超过自由度 {n_seeds - 1} 的两侧 1% 临界值 {crit} 为\"成立\"，"
         f"低于 −{crit} 为\"不成立\"，否则分不出（`toyllm.estimators.seed_verdict`）。"
-        "一次训练在一批题上的标准误只是评估的采样误差，不是训练的不确定性，下面只作为附加信息列出。"
+        "表里这几行写的是：平均差 ± 种子之间的标准误，t。"
+        "一次训练在一批题上的标准误只是评估的采样误差，不是训练的不确定性，表下面只作为附加信息列出。",
+        "",
         f"玩具一列：玩具的数大多是精确值，没有抽样误差，判定只看符号；clip-higher 一行例外，"
         "它是玩具在几个训练种子上的结果，和网络一样按种子判定。",
         "",
-        "| 说法 | 网络上量到的差 | 网络 | 玩具 |", "|---|---|---|---|",
-        f"| 1. 越大越好：pass@1 随参数量上升 | " + "、".join(f"{x['diff']:+.4f} ± {x['se']:.4f}" for x in sc["steps"])
-        + f"（相邻两个，题之间） | {sc['verdict']} | {toy['scaling'][0]} |",
+        "| 说法 | 网络：差 ± 标准误 | 网络 | 玩具 |", "|---|---|---|---|",
+        f"| 1. 越大越好（pass@1） | " + "、".join(f"{x['diff']:+.4f} ± {x['se']:.4f}" for x in sc["steps"])
+        + f" | {sc['verdict']} | {toy['scaling'][0]} |",
         f"| 2. GRPO 提高采样 pass@1 | {_t(g)} | {g['verdict']} | {toy['grpo'][0]} |",
-        f"| 3. 大 k 时基座追上、反超 RL（Yue et al. [S400](sources.md#S400)） | k = {pk['rows'][-1]['k']}：{_t(pk)} | "
+        f"| 3. 大 k 时基座反超 RL（Yue et al. [S400](sources.md#S400)） | k = {pk['rows'][-1]['k']}：{_t(pk)} | "
         f"{pk['verdict']} | {toy['passk'][0]} |",
         f"| 4. clip-higher 让熵更高（DAPO [S402](sources.md#S402)） | {_t(ch)} | {ch['verdict']} | {toy['clip_higher'][0]} |",
-        f"| 5. KL 惩罚 β 减少离开基座的漂移 | {_t(kl)} | {kl['verdict']} | {toy['kl'][0]} |",
-        f"| 6. 按解答平均让错的解答变长（Dr. GRPO [S403](sources.md#S403)） | {_t(le)} | {le['verdict']} | "
+        f"| 5. KL 惩罚 β 减少漂移 | {_t(kl)} | {kl['verdict']} | {toy['kl'][0]} |",
+        f"| 6. 按解答平均让错的变长（Dr. GRPO [S403](sources.md#S403)） | {_t(le)} | {le['verdict']} | "
         f"{toy['length'][0]} |",
         "",
         "各行的数（± 后面是标准误）和玩具的依据：",
