@@ -39,7 +39,8 @@ VOILA_PORT ?= 8866
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # x86-64 上矩阵乘法一律用 OpenBLAS 的 Haswell 内核：notebook 08 训练出来的数字在任何 x86-64 机器上逐位相同
-# （见 toyllm/blas.py 的 BLAS_CORETYPE；已经设了别的值时不覆盖）。make lab 启动的 JupyterLab 和它的内核也带着它。
+# （见 toyllm/blas.py 的 BLAS_CORETYPE；已经设了别的值时不覆盖）。make lab 启动的 JupyterLab 和它的内核也带着它，
+# make lab 还把它写进内核的 kernel.json（见 lab 目标）。
 ifeq ($(shell uname -m),x86_64)
 export OPENBLAS_CORETYPE ?= Haswell
 endif
@@ -71,14 +72,17 @@ install-%: $(VENV)/.stamp-%
 pretrain: $(STAMP)
 	$(VPY) tools/pretrain.py
 
+# 内核的 kernel.json 写上 OPENBLAS_CORETYPE（ipykernel install --env）：以后不用 make、直接 jupyter lab 启动时，
+# notebook 的内核也用同一种 BLAS 内核；python -m toyllm doctor 读的就是它。
 lab: $(VENV)/.stamp-notebook
+	$(if $(OPENBLAS_CORETYPE),$(VPY) -m ipykernel install --sys-prefix --name python3 --env OPENBLAS_CORETYPE $(OPENBLAS_CORETYPE) >/dev/null)
 	@echo ">>> 正在启动 JupyterLab（Ctrl+C 退出）。浏览器一般会自动打开 notebooks/00_quickstart.ipynb；"
 	@echo "    没有打开的话，复制下面 JupyterLab 打印的 \"Or copy and paste one of these URLs:\" 下面那一行"
 	@echo "    （http://localhost:8888/lab/tree/notebooks/00_quickstart.ipynb?token=...）到浏览器的地址栏。"
 	$(VPY) -m jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_quickstart.ipynb $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # 第一行：单元测试、浏览器测试、讲课 notebook 和作业教师版（严格比对输出）。一个进程时（默认），作业评分、构建网站、
-#   nbconvert、在 JupyterLab 里量 notebook 在后台线程里先开始，重跑预训练的开头和讲义里网络的数字在另外的进程里先开始，
+#   在 JupyterLab 里量 notebook 和讲义，在后台线程里先开始，重跑预训练的开头和讲义里网络的数字在另外的进程里先开始，
 #   别的测试同时运行，它们的测试排在最后（tests/background.py、conftest.py）。TEST_WORKERS 个进程一起跑时（pytest-xdist）：
 #   --dist loadscope 把一个测试文件（一个 notebook）整个交给同一个进程，notebook 的单元格按顺序在同一个内核里运行；
 #   --no-loadscope-reorder 按收集的顺序分配：最慢的（作业评分，见 conftest.py）最先开始，两个进程差不多同时结束。

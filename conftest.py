@@ -32,7 +32,7 @@ def _background_modules(session):
 
 def pytest_collection_modifyitems(session, items):
     """
-    测试的顺序。最慢的几件准备工作（作业评分、构建课程网站、nbconvert）大部分时间在等子进程：
+    测试的顺序。最慢的几件准备工作（作业评分、构建课程网站、在 JupyterLab 里量 notebook）大部分时间在等子进程：
     · 一个进程时（make test 的默认）：它们在运行测试之前就在后台开始（pytest_runtestloop，tests/background.py），
       它们的测试排到最后（越早开始的越靠后：作业评分最后），其余的测试在等待的同时运行；
     · 几个进程时（pytest-xdist，按收集的顺序分配）：标了 slow 的测试排到最前面，最慢的最先开始，不会让另一个进程空等。

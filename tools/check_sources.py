@@ -118,6 +118,28 @@ def extract(citation, mirrors):
     return "\n".join(lines[max(0, start - 1 - CONTEXT):end + CONTEXT])
 
 
+def exact_lines(citation, stored):
+    """取出的几行里，去掉前后各 CONTEXT 行的余量，只留引用的那几行（文件开头不足 CONTEXT 行时少去掉几行）。"""
+    repo, commit, path, start, end = citation
+    lines = stored[key_of(citation)].split("\n")
+    head = min(CONTEXT, start - 1)
+    return "\n".join(lines[head:head + end - start + 1])
+
+
+def range_problems_of(rows, stored):
+    """比 problems_of 严：原文的每一段必须出现在某一处引用的行**之内**（不算前后的余量）。
+    抓的是"引用 L422–L470、原文却在 L471"这种差一两行的出处。只看有仓库引用、行已取出的行。"""
+    out = []
+    for key, row in rows.items():
+        cited = [c for c in citations(row.get("sources", "")) if key_of(c) in stored]
+        if not cited:
+            continue
+        for part in (p for p in row["quote"].split("；") if p.strip() and not p.strip().startswith("“")):
+            if not any(quote_found(part, exact_lines(c, stored)) for c in cited):
+                out.append((key, f"原文 {part[:60]!r} 不在引用的行之内（只在前后 {CONTEXT} 行的余量里）"))
+    return out
+
+
 def problems_of(rows, stored):
     """每一行的原文在不在它引用的行里：[(编号, 问题)]。只看有仓库引用的行。"""
     out = []

@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from toyllm import CONTEXT_NAMES, CONTEXTS, ToyLLM, TrainableLLM, fmt_size, make_problem_set  # noqa: E402
+from toyllm.estimators import seed_verdict  # noqa: E402
 from toyllm.exact import answer_pass_at_k, answer_probs, correct_paths  # noqa: E402
 from toyllm.experiments import inference_curves  # noqa: E402
 from toyllm.policy import prob_table  # noqa: E402
@@ -53,7 +54,8 @@ TTC_N = 16                                         # 每道题采样几次
 GRPO_SIZE = 1e9                                    # GRPO 训练曲线、Yue et al. 对照
 CURVE_SIZES = (1e8, 1e9, 1e10)                     # RL 计算量曲线
 TARGET = 0.8                                       # "到 pass@1 ≥ 0.8 用了多少解答"
-CLIP = {"size": 1e8, "lr": 30.0, "mu": 4, "iterations": 100, "seeds": (0, 1, 2, 3), "last": 20}
+CLIP = {"size": 1e8, "lr": 30.0, "mu": 4, "iterations": 100, "seeds": tuple(range(10)), "last": 20}
+CLIP_GRID = {"lr": (2.0, 8.0, 30.0), "mu": (1, 2, 4), "seeds": (0, 1, 2)}   # 上界什么时候裁得到：lr × μ（慢测试要重跑：种子少一些）
 YUE_KS = tuple(2 ** i for i in range(9))           # 1 … 256
 YUE_TABLE_KS = (1, 4, 16, 64, 256)
 DAPO_IGNORE = ("dynamic_sampling", "gen_batch_scale")   # 讲义 8.11 节的例子：TRL 没有动态采样（max_draws、on_short 跟着它不起作用）
@@ -178,33 +180,68 @@ def compute_training(data):
     }
     data["yue"] = (base, rl)
 
-    # 5. 对称裁剪 vs clip-higher
+    # 5. 对称裁剪 vs clip-higher：先看上界什么时候裁得到（lr × μ），再在裁得到的设置上比较两种 ε_high（每个种子配对）
+    numbers["clip_higher"] = data["clip"] = clip_higher(train_set, heldout)
+    return numbers
+
+
+def _clip_run(eps_high, seed, lr=CLIP["lr"], mu=CLIP["mu"], train_set=None, heldout=None):
+    """clip-higher 实验的一次训练（CLIP 的设置，改 ε_high、种子，以及 lr、μ）。【返回】(模型, History)"""
+    m = TrainableLLM(CLIP["size"])
+    h = train(m, preset("grpo", mu=mu, lr=lr, iterations=CLIP["iterations"], eps_high=eps_high, seed=seed),
+              train_set, heldout)
+    return m, h
+
+
+def clip_higher(train_set, heldout):
+    """
+    讲义 8.2 节：上界裁剪什么时候发生（lr × μ 的网格，ε_high = 0.2 时的上界裁剪比例，两种 ε_high 的训练是否逐位相同），
+    和一个裁得到的设置上的配对比较（CLIP 的每个种子各训练两次，toyllm.estimators.seed_verdict 判定）。
+    【返回】numbers.json 的 "clip_higher"（画图也用它）
+    """
+    grid = []
+    for lr in CLIP_GRID["lr"]:
+        for mu in CLIP_GRID["mu"]:
+            hi, lo, same = [], [], []
+            for seed in CLIP_GRID["seeds"]:
+                (_, a), (_, b) = (_clip_run(eh, seed, lr, mu, train_set, heldout) for eh in (0.2, 0.28))
+                hi.append(float(np.mean(a["clip_high"])))
+                lo.append(float(np.mean(a["clip_low"])))
+                same.append(all(np.array_equal(a[c], b[c]) for c in ("entropy", "pass1_exact", "clip_low", "clip_high")))
+            grid.append({"lr": lr, "mu": mu, "clip_high": _r(np.mean(hi), 8), "clip_low": _r(np.mean(lo), 8),
+                         "identical": sum(same), "identical_by_seed": same, "clip_high_by_seed": [_r(x, 8) for x in hi]})
     harmless = _harmless_contexts(heldout)
     others = [i for i in range(len(CONTEXTS)) if i not in harmless]
-    clip_rows, clip_curves = [], {}
+    rows = []
     for eh in (0.2, 0.28):
-        ent, p1, pb_h, pb_o, cl_hi, curves_e = [], [], [], [], [], []
+        ent, p1, pb_h, pb_o, cl_hi = [], [], [], [], []
         for seed in CLIP["seeds"]:
-            m = TrainableLLM(CLIP["size"])
-            h = train(m, preset("grpo", mu=CLIP["mu"], lr=CLIP["lr"], iterations=CLIP["iterations"],
-                                eps_high=eh, seed=seed), train_set, heldout)
+            m, h = _clip_run(eh, seed, train_set=train_set, heldout=heldout)
             e = np.asarray(h["entropy"], dtype=float)
-            curves_e.append(e)
             ent.append(float(np.mean(e[-CLIP["last"]:])))
             p1.append(h["pass1_exact"][-1])
             pt = prob_table(m)
             pb_h.append(float(pt[harmless, 1].mean()))
             pb_o.append(float(pt[others, 1].mean()))
             cl_hi.append(float(np.mean(h["clip_high"])))
-        clip_rows.append({"eps_high": eh, "entropy_last": _r(np.mean(ent)), "pass1_end": _r(np.mean(p1)),
-                          "p_bug_harmless": _r(np.mean(pb_h)), "p_bug_other": _r(np.mean(pb_o)),
-                          "clip_high": _r(np.mean(cl_hi)),
-                          "entropy_last_by_seed": [_r(x) for x in ent]})
-        clip_curves[eh] = np.mean(np.stack(curves_e), axis=0)
-    numbers["clip_higher"] = {**{k: (list(v) if isinstance(v, tuple) else v) for k, v in CLIP.items()},
-                              "harmless_contexts": [CONTEXT_NAMES[CONTEXTS[i]] for i in harmless],
-                              "rows": clip_rows}
-    data["clip_curves"] = clip_curves
+        rows.append({"eps_high": eh, "entropy_last": _r(np.mean(ent)), "pass1_end": _r(np.mean(p1)),
+                     "p_bug_harmless": _r(np.mean(pb_h)), "p_bug_other": _r(np.mean(pb_o)),
+                     "clip_high": _r(np.mean(cl_hi), 8),
+                     "entropy_last_by_seed": [_r(x) for x in ent], "pass1_end_by_seed": [_r(x) for x in p1],
+                     "p_bug_harmless_by_seed": [_r(x) for x in pb_h], "clip_high_by_seed": [_r(x, 8) for x in cl_hi]})
+    sym, hi = rows
+
+    def judged(key):
+        v = seed_verdict(hi[key], sym[key])
+        return {k: (_r(x, 8) if isinstance(x, float) else x) for k, x in v.items()}
+
+    numbers = {**{k: (list(v) if isinstance(v, tuple) else v) for k, v in CLIP.items()},
+               "harmless_contexts": [CONTEXT_NAMES[CONTEXTS[i]] for i in harmless], "rows": rows,
+               "entropy_diff_by_seed": [_r(b - a) for a, b in zip(sym["entropy_last_by_seed"], hi["entropy_last_by_seed"])],
+               "verdict": judged("entropy_last_by_seed"), "p_bug_harmless_verdict": judged("p_bug_harmless_by_seed"),
+               "pass1_verdict": judged("pass1_end_by_seed"),
+               "grid": {"lr": list(CLIP_GRID["lr"]), "mu": list(CLIP_GRID["mu"]), "seeds": list(CLIP_GRID["seeds"]),
+                        "rows": grid}}
     return numbers
 
 
@@ -250,19 +287,7 @@ def render_blocks(numbers):
         f"| 奖励全相同的组的比例 | {_f(g['zero_std_first'])} | {_f(g['zero_std_last'])} |",
     ])
 
-    c = numbers["clip_higher"]
-    lines = [f"设置：`TrainableLLM({_sci(c['size'])})`，预设 `grpo` 改成 μ = {c['mu']}、lr = {c['lr']:g}，"
-             f"{c['iterations']} 次迭代；每种裁剪跑 {len(c['seeds'])} 个种子，下表是平均值。"
-             f"熵取最后 {c['last']} 次迭代的平均。"
-             f"\"bug 不咬人的情境\"指在正确路径上 bug 总是恰好算对的情境：{''.join('「' + n + '」' for n in c['harmless_contexts'])}。", "",
-             "| 裁剪 | 熵（nats） | 最终路径 pass@1 | bug 不咬人的情境里 π(bug) | 其余情境里 π(bug) | 上界裁剪比例 |",
-             "|---|---|---|---|---|---|"]
-    for row in c["rows"]:
-        name = "对称" if row["eps_high"] == 0.2 else "clip-higher"
-        lines.append(f"| {name}：ε_low = 0.2，ε_high = {row['eps_high']:g} | {_f(row['entropy_last'])} | "
-                     f"{_f(row['pass1_end'])} | {_f(row['p_bug_harmless'])} | {_f(row['p_bug_other'])} | "
-                     f"{_f(row['clip_high'])} |")
-    blocks["clip_higher"] = "\n".join(lines)
+    blocks["clip_higher"] = render_clip_higher(numbers["clip_higher"])
 
     s = numbers["sigmoid_fit"]
     lines = ["每个基座用默认的 `grpo` 预设训练；横轴 C 是累计采样的解答数，纵轴是留出题上的路径 pass@1。", "",
@@ -289,6 +314,45 @@ def render_blocks(numbers):
         from tools.network_claims import render_network
         blocks["network"] = render_network(numbers)
     return blocks
+
+
+def _pct(x):
+    """裁剪比例写成百分数；恰好是 0 就写 0（一步也没有裁剪）。"""
+    return "0" if x == 0 else f"{x:.3%}"
+
+
+def render_clip_higher(c):
+    """讲义 8.2 节的表：上界裁剪的比例（lr × μ），和裁得到的设置上两种 ε_high 的配对比较。"""
+    g = c["grid"]
+    n_grid = len(g["seeds"])
+    cell = {(r["lr"], r["mu"]): r for r in g["rows"]}
+    lines = [f"设置：`TrainableLLM({_sci(c['size'])})`，预设 `grpo`（ε_low = 0.2），{c['iterations']} 次迭代，"
+             "只改学习率 lr、每批更新次数 μ 和 ε_high。", "",
+             f"**上界什么时候裁得到**：ε_high = 0.2 时，上界裁剪的步占多少（{n_grid} 个种子平均）；"
+             f"括号里是把 ε_high 改成 0.28 以后，训练逐位相同的种子数（共 {n_grid} 个）。", "",
+             "| lr | " + " | ".join(f"μ = {mu}" for mu in g["mu"]) + " |", "|---" * (len(g["mu"]) + 1) + "|"]
+    for lr in g["lr"]:
+        lines.append(f"| {lr:g} | " + " | ".join(
+            f"{_pct(cell[(lr, mu)]['clip_high'])}（{cell[(lr, mu)]['identical']}/{n_grid} 相同）" for mu in g["mu"]) + " |")
+    v, vb = c["verdict"], c["p_bug_harmless_verdict"]
+    lines += ["", f"**裁得到的时候**：lr = {c['lr']:g}、μ = {c['mu']}，{len(c['seeds'])} 个种子，"
+              f"每个种子用两种 ε_high 各训练一次，下表是平均值。熵取最后 {c['last']} 次迭代的平均。"
+              f"\"bug 不咬人的情境\"指在正确路径上 bug 总是恰好算对的情境："
+              f"{''.join('「' + n + '」' for n in c['harmless_contexts'])}。", "",
+              "| 裁剪 | 熵（nats） | 最终路径 pass@1 | bug 不咬人的情境里 π(bug) | 其余情境里 π(bug) | 上界裁剪比例 |",
+              "|---|---|---|---|---|---|"]
+    for row in c["rows"]:
+        name = "对称" if row["eps_high"] == 0.2 else "clip-higher"
+        lines.append(f"| {name}：ε_low = 0.2，ε_high = {row['eps_high']:g} | {_f(row['entropy_last'])} | "
+                     f"{_f(row['pass1_end'])} | {_f(row['p_bug_harmless'])} | {_f(row['p_bug_other'])} | "
+                     f"{_pct(row['clip_high'])} |")
+    lines += ["", "每个种子的熵差（0.28 − 0.2）：" + "、".join(f"{d:+.4f}" for d in c["entropy_diff_by_seed"]) + "。",
+              "", f"跨种子的判定（`toyllm.estimators.seed_verdict`，配对的差，SE = 标准差 / √{v['n']}，"
+              f"和自由度 {v['n'] - 1} 的两侧 1% 临界值 {v['critical']:.3f} 比）：",
+              "", "| 量（0.28 − 0.2） | 平均差 ± SE | t | 判定 |", "|---|---|---|---|",
+              f"| 熵 | {v['diff']:+.4f} ± {v['se']:.4f} | {v['t']:.2f} | {v['verdict']} |",
+              f"| bug 不咬人的情境里 π(bug) | {vb['diff']:+.4f} ± {vb['se']:.4f} | {vb['t']:.2f} | {vb['verdict']} |"]
+    return "\n".join(lines)
 
 
 def render_trl(t):
@@ -375,7 +439,8 @@ def _source_cell(rule):
 
 
 NOTE_SOURCE_ROWS = {"grpo_trainer.py": "S154", "core_algos.py": "S164", "critic.yaml": "S159", "ray_trainer.py": "S165",
-                    "fsdp_workers.py": "S131", "rollout_corr_helper.py": "S166", "fsdp.yaml": "S566", "dp_actor.yaml": "S566"}
+                    "fsdp_workers.py": "S131", "rollout_corr_helper.py": "S166", "fsdp.yaml": "S566", "dp_actor.yaml": "S566",
+                    "dp_actor.py": "S580"}
 """格子的说明里引用的"文件:行"（短文件名）→ 来源表里列着那一行的编号。"""
 
 
@@ -394,27 +459,30 @@ def _note_marks(rule):
     return "".join(" " + _mark(k) for k in keys)
 
 
-def _row_marks(row):
-    """两边都没有出处的行，说明里又提到 TRL / verl 时，指向表的说明那一行。"""
-    if row.trl.source or row.verl.source:
+def _rule_marks(rule):
+    """没有出处的一格，说明里又提到 TRL / verl 时，指向表的说明那一行。"""
+    if rule.source:
         return ""
-    notes = row.trl.note + row.verl.note
-    return f" {_mark(PEER_TABLE_ROW)}" if ("trl/" in notes or "verl/" in notes or "TRL" in notes or "verl" in notes) \
-        else ""
+    return f" {_mark(PEER_TABLE_ROW)}" if any(w in rule.note for w in ("trl/", "verl/", "TRL", "verl")) else ""
 
 
 def render_peers():
     """讲义 8.11 节：RLConfig 的选项在 TRL 和 verl 里的名字，由 toyllm.peers.ROWS 生成（to_trl / to_verl 查的是同一张表）。"""
     lines = [f"名字取自 TRL 提交 `{TRL_COMMIT[:8]}`（`GRPOConfig` 从 transformers 继承的字段：transformers "
              f"{TRANSFORMERS_VERSION} 的 `training_args.py`）和 verl 提交 `{VERL_COMMIT[:8]}`{_mark(PEER_TABLE_ROW)}。"
-             "出处一列是文件和行号，后面的编号指向来源表里那个文件的一行（TRL 的文件省去 `trl/trainer/`，"
+             "出处是文件和行号，后面的编号指向来源表里那个文件的一行（TRL 的文件省去 `trl/trainer/`，"
              f"verl 的省去 `verl/trainer/`；verl 的名字省去了开头的 `actor_rollout_ref.`）{_mark(PEER_TABLE_ROW)}。"
-             "同一个选项有几行时，按取值分开；\"不用设\"是对方本来就这样做。", "",
-             "| 选项（取值） | TRL（`GRPOConfig`） | 出处 | verl（`main_ppo` 的覆盖项） | 出处 |", "|---|---|---|---|---|"]
-    for row in ROWS:
-        value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
-        lines.append(f"| `{row.option}`{value} | {_peer_cell(row, 'trl')}{_note_marks(row.trl)} | {_source_cell(row.trl)} | "
-                     f"{_peer_cell(row, 'verl')}{_note_marks(row.verl)}{_row_marks(row)} | {_source_cell(row.verl)} |")
+             "同一个选项有几行时，按取值分开；\"不用设\"是对方本来就这样做。"
+             f"为了在笔记本宽的屏幕上放得下，TRL 和 verl 各一张表，出处写在格子的末尾{_mark(PEER_TABLE_ROW)}。"]
+    for peer, title in (("trl", "TRL（`GRPOConfig` 的关键字参数）"), ("verl", "verl（`main_ppo` 的覆盖项）")):
+        lines += ["", f"| 选项（取值） | {title} |", "|---|---|"]
+        for row in ROWS:
+            rule = getattr(row, peer)
+            value = "" if row.value == ANY else " = " + " / ".join(f"`{format_option(v)}`" for v in row.value)
+            marks = _note_marks(rule) + _rule_marks(rule)
+            source = _source_cell(rule)
+            lines.append(f"| `{row.option}`{value} | {_peer_cell(row, peer)}{marks}"
+                         + (f"；出处 {source}" if source else "") + " |")
     kw = to_trl(tiny_config("dapo"), ignore=DAPO_IGNORE, max_completion_length=10)
     lines += ["", "例（网络用 `tiny_config` 的 Adam 和学习率，不用玩具的 lr = 2、SGD）："
               f"`to_trl(tiny_config(\"dapo\"), ignore={DAPO_IGNORE!r}, max_completion_length=10)` 给出", "", "```python",
@@ -447,6 +515,36 @@ def fill_blocks(text, blocks):
 # =============================================================================
 # 画图
 # =============================================================================
+def draw_clip_higher(plt, c):
+    """讲义 8.2 节的图：左边是上界裁剪的比例随 lr、μ 变化；右边是每个种子的熵差（0.28 − 0.2）和判定用的区间。"""
+    from toyllm.plots import SINGLE
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(SINGLE[0] * 1.6, SINGLE[1]))
+    g = c["grid"]
+    for i, mu in enumerate(g["mu"]):
+        rows = [r for r in g["rows"] if r["mu"] == mu]
+        ax1.plot([r["lr"] for r in rows], [100 * r["clip_high"] for r in rows], marker="o", color=f"C{i}",
+                 label=f"μ = {mu}")
+    ax1.set(xlabel="学习率 lr", ylabel="上界裁剪的步（%）",
+            title=f"ε_high = 0.2 时上界裁剪的比例（{len(g['seeds'])} 个种子平均）")
+    ax1.set_xticks(g["lr"])
+    ax1.grid(alpha=0.3)
+    ax1.legend(title="每批更新次数")
+    v, d = c["verdict"], c["entropy_diff_by_seed"]
+    ax2.axhline(0, color="k", lw=0.8)
+    ax2.plot(np.arange(len(d)), d, "o", color="C0", label="每个种子：熵差")
+    half = v["critical"] * v["se"]
+    ax2.errorbar([len(d) + 0.8], [v["diff"]], yerr=[half], fmt="s", color="C3", capsize=4,
+                 label=f"平均 ± {v['critical']:.2f} SE（{v['verdict']}）")
+    ax2.set_xticks(list(range(len(d))) + [len(d) + 0.8], [str(s) for s in c["seeds"]] + ["平均"])
+    ax2.set(xlabel="训练种子", ylabel="熵差（nats）：ε_high 0.28 − 0.2",
+            title=f"lr = {c['lr']:g}、μ = {c['mu']}：最后 {c['last']} 次迭代的熵差")
+    ax2.grid(alpha=0.3)
+    ax2.legend(loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
 def draw_figures(data, out):
     """画讲义里的全部图，存到 out 目录。"""
     import matplotlib
@@ -491,19 +589,7 @@ def draw_figures(data, out):
     fig.tight_layout()
     save(fig, "trl_vs_numpy.png")
 
-    fig, ax = plt.subplots(figsize=SINGLE)
-    for eh, curve in data["clip_curves"].items():
-        label = (rf"对称裁剪（$\epsilon_{{high}} = {eh:g}$）" if eh == 0.2
-                 else rf"clip-higher（$\epsilon_{{high}} = {eh:g}$）")
-        ax.plot(np.arange(1, len(curve) + 1), curve, label=label)
-    ax.set_xlabel("迭代次数")
-    ax.set_ylabel("熵（nats）")
-    ax.set_title(f"熵随训练下降：对称裁剪 vs clip-higher（{fmt_size(CLIP['size'])}，μ = {CLIP['mu']}，"
-                 f"{len(CLIP['seeds'])} 个种子平均）")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    save(fig, "clip_higher_entropy.png")
+    save(draw_clip_higher(plt, data["clip"]), "clip_higher_entropy.png")
 
     fig, ax = plt.subplots(figsize=SINGLE)
     for i, (s, (C, R, R0, fit)) in enumerate(data["curves"].items()):

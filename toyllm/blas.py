@@ -55,6 +55,21 @@ def blas_kernel():
     return None
 
 
+def kernel_of(python, env, timeout=60):
+    """
+    另一个 Python（例如 notebook 的内核）在环境变量 env 下启动时，numpy 用的 BLAS：和 blas_kernel() 一样的 dict 或 None。
+
+    【思路】内核由 OPENBLAS_CORETYPE 和 CPU 决定，只有真的启动那个解释器、载入 numpy 才知道（doctor 用它查 notebook 的内核）。
+    【边界】解释器不存在时抛出 OSError，超时抛出 subprocess.TimeoutExpired；那个 Python 里没有 toyllm 时返回 None。
+    """
+    import json
+    import subprocess
+    code = "import json, numpy; from toyllm.blas import blas_kernel; print(json.dumps(blas_kernel()))"
+    proc = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, encoding="utf-8", timeout=timeout)
+    lines = proc.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if proc.returncode == 0 and lines else None
+
+
 def one_blas_thread(fn):
     """
     让 fn 运行时 BLAS 只用一个线程（threadpoolctl）。
@@ -82,4 +97,4 @@ def _controller():
     return ThreadpoolController()
 
 
-__all__ = ["BLAS_CORETYPE", "blas_kernel", "is_x86_64", "one_blas_thread", "pin_blas_kernel"]
+__all__ = ["BLAS_CORETYPE", "blas_kernel", "is_x86_64", "kernel_of", "one_blas_thread", "pin_blas_kernel"]

@@ -316,6 +316,34 @@ def passk_dashboard(size=1e9, n=16, temperature=1.0, estimator="both", seed=0, p
 
 
 # ==== 作业三 · GRPO：用包里的训练循环训练，曲线和每个情境的变化 ====
+ADVANTAGE_NAMES = {"none": "无基线（REINFORCE）", "mean": "减组平均", "rloo": "留一法（RLOO）",
+                   "grpo": "GRPO（再除以标准差）"}
+"""「优势」下拉框和面板说明里每种优势的中文名（rl.ADVANTAGES 的前四种）。"""
+
+
+def _share(x):
+    """裁剪比例写成百分数；恰好是 0 时写明"一次也没有"（0.000% 分不出是 0 还是很小）。"""
+    return "0（一次也没有）" if x == 0 else f"{x:.3%}"
+
+
+def _with_clip_masks(fn):
+    """
+    你写的替代损失只返回损失：再按裁剪的定义标出哪些步被裁剪（ρ < 1 − ε_low 且 A < 0；ρ > 1 + ε_high 且 A > 0），
+    面板才能报告裁剪比例（和包里的 rl.clipped_surrogate 同一个定义）。损失和梯度都还是你的函数算的。
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def wrapped(ratio, adv, eps_low, eps_high):
+        out = fn(ratio, adv, eps_low, eps_high)
+        if isinstance(out, tuple):
+            return out
+        r, a = np.asarray(ratio, dtype=float), np.broadcast_to(np.asarray(adv, dtype=float), np.shape(ratio))
+        return out, (r < 1 - eps_low) & (a < 0), (r > 1 + eps_high) & (a > 0)
+
+    return wrapped
+
+
 def _grpo_config(iters, estimator, advantage_fn=None, surrogate_fn=None, **options):
     """作业三面板的选项变成 rl.RLConfig（它检查每一个选项；其余选项和 RLConfig 同名）；逻辑函数和面板共用。"""
     for name, f in (("advantage_fn", advantage_fn), ("surrogate_fn", surrogate_fn)):
@@ -338,7 +366,9 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
         （签名见 rl.train；给了 advantage_fn 时 advantage 选项不起作用，说明里会写出来）；
         axes：画进这三个坐标轴（默认新建一张 11 × 4.6 英寸的图；图的总标题写明是谁的函数训练出来的）
     【返回】(history, figure)：history 是 rl.History，history.meta 里另有 "model"（训练后的模型）、
-        "start_model"（训练前）、"text"（一行说明，第一句写明用的是谁的实现）、"banner"（图的总标题：谁的函数）
+        "start_model"（训练前）、"text"（几行说明：实现和用的哪种优势、设置、结果、裁剪比例；上界一步也没裁时写明
+        调大 ε_high 不会改变这次训练）、"clip"（(下界, 上界) 的平均裁剪比例；你写的替代损失也按同一个定义算）、
+        "banner"（图的总标题：谁的函数；图的右上角是裁剪比例）
     【边界】选项不合法时（例如 group_size < 2）抛出 rl.RLConfig 的中文错误。
     【例子】hist, fig = run_grpo_dashboard_logic()；hist["pass1_exact"][-1]
     """
@@ -350,25 +380,34 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     train_set, heldout = default_problems(seed)
     start = TrainableLLM(size, name=f"{fmt_size(size)}（训练前）")
     model = start.copy(name=f"{fmt_size(size)}（训练后）")
-    hist = train(model, cfg, train_set, heldout, advantage_fn=advantage_fn, surrogate_fn=surrogate_fn)
+    surrogate = None if surrogate_fn is None else _with_clip_masks(surrogate_fn)
+    hist = train(model, cfg, train_set, heldout, advantage_fn=advantage_fn, surrogate_fn=surrogate)
     p0, p1 = hist.meta["start_pass1_exact"], hist.meta["final_pass1_exact"]
     clip = (float(np.mean(hist["clip_low"])), float(np.mean(hist["clip_high"]))) if hist.n_rows else (0.0, 0.0)
     mine = [name for name, f in (("优势函数", advantage_fn), ("替代损失", surrogate_fn)) if f is not None]
     impl = f"你写的{'、'.join(mine)}" if mine else f"{PACKAGE}（toyllm.rl）"
     banner = f"这张图由{impl}训练得到"
-    text = (f"实现：用{impl}{'（「优势」选项不起作用）' if advantage_fn is not None else ''}。{fmt_size(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，"
-            f"学习率 {lr:g}，μ = {mu}，ε = {eps_low:g} / {eps_high:g}，β = {beta:g}（{estimator}）"
-            f"{'，动态采样' if dynamic_sampling else ''}：路径 pass@1 {p0:.3f} → {p1:.3f}；"
-            f"裁剪比例 低 {clip[0]:.3f} / 高 {clip[1]:.3f}；共采样 {hist['samples'][-1] if hist.n_rows else 0} 份")
-    hist.meta.update(model=model, start_model=start, text=text)
+    adv = "你写的优势函数（GRPO 的组内标准化）" if advantage_fn is not None else ADVANTAGE_NAMES.get(
+        cfg.advantage, cfg.advantage)
+    # 说明分成短短的几行：浏览器不会在一个词的中间折行（1280 像素宽、开着文件浏览器的 JupyterLab 里一行放得下）
+    why = ("μ = 1：ρ 恒为 1，裁剪不会发生" if mu == 1 else
+           "上界一次也没有裁剪：把 ε_high 调大，这次训练一模一样" if clip[1] == 0 else "")
+    text = "\n".join([
+        f"实现：用{impl}{'（「优势」选项不起作用）' if advantage_fn is not None else ''}。优势：{adv}",
+        f"设置：{fmt_size(size)} 模型，{iters} 次迭代 × {batch_problems} 题 × G = {group_size}，学习率 {lr:g}，μ = {mu}，"
+        f"β = {beta:g}（{estimator}）{'，动态采样' if dynamic_sampling else ''}",
+        f"结果：路径 pass@1 {p0:.3f} → {p1:.3f}，共采样 {hist['samples'][-1] if hist.n_rows else 0} 份",
+        f"裁剪：ε_low / ε_high = {eps_low:g} / {eps_high:g}；被裁剪的步 下界 {_share(clip[0])}，上界 {_share(clip[1])}",
+        *([why] if why else [])])
+    hist.meta.update(model=model, start_model=start, text=text, clip=clip)
 
     fig = None
     if axes is None:
         from matplotlib.figure import Figure
 
         fig = Figure(figsize=(11.0, 4.6))
-        axes = [fig.add_axes(rect) for rect in ([0.05, 0.12, 0.25, 0.70], [0.36, 0.12, 0.25, 0.70],
-                                                [0.745, 0.19, 0.245, 0.63])]
+        # 第三张图的纵轴是很长的情境名（「乘两位数、被乘数 ≥ 100」）：前两张图窄一点，给它们留出位置，不压到熵的图上
+        axes = [fig.add_axes(rect) for rect in GRPO_AXES]
     curves = plot_training_curves(hist, columns=[("pass1_exact", "pass1_sampled"), ("entropy", "kl_exact")],
                                   axes=axes[:2])
     curves[0].axhline(p0, color="0.5", ls="--", lw=1, label="训练前")
@@ -380,8 +419,17 @@ def run_grpo_dashboard_logic(lr=2.0, group_size=8, eps_low=0.2, eps_high=0.2, mu
     # 图的最上面写明是谁的函数训练出来的（换实现时曲线可能一模一样：没有这行字就看不出面板换过了）
     curves[0].figure.suptitle(banner, x=0.01, y=0.985, ha="left", va="top", fontsize="large",
                               color="C3" if mine else "C0")
+    # 右上角写裁剪比例：ε_high 只通过上界被裁剪的那些步起作用，这个数是 0 时调 ε_high 不会改变训练
+    fig_ = curves[0].figure
+    note = next((t for t in fig_.texts if t.get_gid() == "clip"), None) or fig_.text(
+        0.99, 0.985, "", ha="right", va="top", gid="clip")
+    note.set_text(f"裁剪比例：下界 {_share(clip[0])}，上界 {_share(clip[1])}")
     hist.meta["banner"] = banner
     return hist, curves[0].figure
+
+
+GRPO_AXES = ([0.05, 0.12, 0.23, 0.70], [0.335, 0.12, 0.23, 0.70], [0.765, 0.19, 0.225, 0.63])
+"""GRPO 面板三张图的位置（图的比例坐标 [左, 下, 宽, 高]）：pass@1、熵和 KL、每个情境的条形图（纵轴标签在它左边）。"""
 
 
 GRPO_DEFAULTS = {name: p.default for name, p in inspect.signature(run_grpo_dashboard_logic).parameters.items()
@@ -406,9 +454,8 @@ def grpo_dashboard(advantage_fn=None, surrogate_fn=None, **defaults):
     v = dict(GRPO_DEFAULTS, **defaults)
     v["size"] = as_real("size", v["size"], 0.0, low_open=True)
     _grpo_config(**{k: x for k, x in v.items() if k != "size"}, advantage_fn=advantage_fn, surrogate_fn=surrogate_fn)
-    adv_names = {"none": "无基线（REINFORCE）", "mean": "减组平均", "rloo": "留一法（RLOO）", "grpo": "GRPO（再除以标准差）"}
     controls = {
-        "lr": slider("float", v["lr"], 0.1, 8.0, 0.1, "学习率", ".1f"),
+        "lr": slider("float", v["lr"], 0.1, 30.0, 0.1, "学习率", ".1f"),
         "group_size": slider("int", v["group_size"], 2, 32, 1, "组大小 G"),
         "iters": slider("int", v["iters"], 5, 200, 5, "迭代次数"),
         "eps_low": slider("float", v["eps_low"], 0.0, 0.5, 0.02, "ε_low", ".2f"),
@@ -416,12 +463,15 @@ def grpo_dashboard(advantage_fn=None, surrogate_fn=None, **defaults):
         "mu": slider("int", v["mu"], 1, 8, 1, "每批更新次数 μ"),
         "beta": slider("float", v["beta"], 0.0, 0.5, 0.01, "KL 系数 β", ".2f"),
         "estimator": dropdown(list(KL_ESTIMATORS), v["estimator"], "KL 估计"),
-        "advantage": dropdown([(adv_names[a], a) for a in ADVANTAGES], v["advantage"], "优势"),
+        "advantage": dropdown([(ADVANTAGE_NAMES[a], a) for a in ADVANTAGES], v["advantage"], "优势"),
         "size": slider("log", v["size"], 8, 12, 0.25, "模型参数量", ".2g"),
         "temperature": slider("float", v["temperature"], 0.3, 2.0, 0.1, "温度", ".1f"),
         "seed": slider("int", v["seed"], 0, 20, 1, "随机种子"),
         "dynamic_sampling": checkbox(v["dynamic_sampling"], "动态采样（DAPO）"),
     }
+    # 「KL 估计」只有 k1 / k2 / k3，窄一点；「优势」的选项和变灰时的说明都长，宽一点：1280 像素宽、开着文件浏览器的
+    # JupyterLab 里，一行三个控件，「GRPO（再除以标准差）」也能整个看见（tests/e2e/test_browser.py 在浏览器里量）
+    controls["estimator"].layout.width, controls["advantage"].layout.width = "200px", "400px"
     mine = {"advantage_fn": advantage_fn, "surrogate_fn": surrogate_fn}
     if advantage_fn is not None or surrogate_fn is not None:
         use_mine = controls["use_mine"] = dropdown([(PACKAGE, False), ("你写的函数", True)], True, "优势和替代损失用")
@@ -430,7 +480,7 @@ def grpo_dashboard(advantage_fn=None, surrogate_fn=None, **defaults):
         def sync(_=None):                      # 你写的 advantage_fn 代替「优势」选项：把它变灰，并写明不起作用
             unused = use_mine.value and advantage_fn is not None
             advantage.disabled = unused
-            advantage.description = "优势（你写的函数代替，此项不用）" if unused else "优势"
+            advantage.description = "优势（此项不用）" if unused else "优势"
 
         use_mine.observe(sync, names="value")
         sync()

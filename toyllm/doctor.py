@@ -7,7 +7,8 @@
         ✓ 没问题；✗ 有问题，下一行"怎么办"告诉你具体怎么修。
     每一项标明 [必需] 还是 [可选]（可选的只有跑测试才用到）。有必需的项没通过时，命令的退出码不为 0。
 
-    每一项检查是一个小函数，返回一个 CheckResult（和汇总的 DoctorReport 都在 doctor_report.py）；CHECKS 是全部检查的列表。
+    每一项检查是一个小函数，返回一个 CheckResult；它、汇总的 DoctorReport 和要查的包 PACKAGES 在 doctor_report.py。
+    CHECKS 是全部检查的列表。
 
 【用法】
     python -m toyllm doctor                 # 命令行
@@ -26,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import warnings
-from dataclasses import dataclass
 from importlib import metadata
 from importlib import util as importlib_util
 
@@ -35,7 +35,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .doctor_report import CheckResult, DoctorReport
+from .doctor_report import PACKAGES, CheckResult, DoctorReport, Package  # noqa: F401  (Package 也从这里转出)
 from .isolation import grading_isolation
 
 MIN_PYTHON = (3, 10)
@@ -43,41 +43,6 @@ KERNEL_NAME = "python3"
 KERNEL_TIMEOUT = 60
 FONT_SAMPLE = "中文字体测试：规模与强化学习"
 WIDGETS_EXTENSION = "@jupyter-widgets/jupyterlab-manager"
-
-
-@dataclass(frozen=True)
-class Package:
-    """
-    一个依赖包。
-
-    【属性】dist：pip 里的名字；module：import 时的名字；spec：版本要求（和 pyproject.toml 一致，有测试检查）；
-        purpose：用途（"运行" / "notebook" / "测试"）；required：是不是必需的
-    """
-    dist: str
-    module: str
-    spec: str
-    purpose: str
-    required: bool
-
-
-PACKAGES = (
-    Package("numpy", "numpy", ">=1.24", "运行", True),
-    Package("matplotlib", "matplotlib", ">=3.7", "运行", True),
-    Package("tqdm", "tqdm", ">=4.66", "运行", True),
-    Package("packaging", "packaging", ">=23", "运行", True),
-    Package("threadpoolctl", "threadpoolctl", ">=3.1", "运行", True),
-    Package("safetensors", "safetensors", ">=0.4", "运行", True),
-    Package("jupyterlab", "jupyterlab", ">=4.2,<5", "notebook", True),
-    Package("ipywidgets", "ipywidgets", ">=8.1,<9", "notebook", True),
-    Package("ipykernel", "ipykernel", ">=6.29", "notebook", True),
-    Package("pytest", "pytest", ">=8", "测试", False),
-    Package("nbval", "nbval", ">=0.11", "测试", False),
-    Package("hypothesis", "hypothesis", ">=6.100", "测试", False),
-    Package("playwright", "playwright", ">=1.45", "测试", False),
-    Package("fonttools", "fontTools", ">=4.47", "测试", False),
-    Package("pyyaml", "yaml", ">=6", "测试", False),
-)
-"""doctor 检查的依赖包：运行和 notebook 用的是必需的，只有跑测试才用的是可选的。"""
 
 
 # =============================================================================
@@ -177,13 +142,29 @@ def check_package(package):
 
 def _package_checks():
     checks = []
-    for package in PACKAGES:
+    for package in (p for p in PACKAGES if p.required):
         def check(package=package):
             return check_package(package)
         check.__name__ = f"check_{package.dist}"
-        check.__doc__ = f"依赖包 {package.dist}{package.spec}（{'必需' if package.required else '可选'}）。"
+        check.__doc__ = f"依赖包 {package.dist}{package.spec}（必需）。"
         checks.append(check)
     return checks
+
+
+def check_test_packages():
+    """
+    只跑测试才用的包（可选）合成一行：make lab 不装它们，学生看到一行 ✗（可选），而不是每个包一行。
+    【返回】CheckResult：都装好了时 ✓；否则 detail 列出没装的和版本不对的，hint 说 make test 或 pip install -e ".[dev]"
+    """
+    tests = [p for p in PACKAGES if not p.required]
+    bad = [(p, r) for p, r in ((p, check_package(p)) for p in tests) if not r.ok]
+    name = "跑测试用的包"
+    if not bad:
+        return CheckResult(name, True, "、".join(p.dist for p in tests) + " 都装好了", False)
+    missing = "、".join(p.dist for p, r in bad if r.detail.startswith("没有安装"))
+    wrong = "；".join(f"{p.dist} {r.detail}" for p, r in bad if not r.detail.startswith("没有安装"))
+    detail = "；".join(filter(None, [missing and f"没装 {missing}", wrong])) + "（学生用不到，只有跑测试才用）"
+    return CheckResult(name, False, detail, False, _install_hint('" "'.join(f"{p.dist}{p.spec}" for p, _ in bad), "测试"))
 
 
 def check_toyllm():
@@ -330,8 +311,7 @@ def check_widgets():
                            f"找到的是 {ext_version}（{path}）", True,
                            f"删掉旧的扩展文件夹 {os.path.dirname(path)}，再重新安装 jupyterlab_widgets："
                            + _install_hint(f"jupyterlab_widgets{need or ''}"))
-    return CheckResult(name, True, f"ipywidgets {ipyw}，jupyterlab_widgets {jlw}"
-                       f"{f'（要求 {need}）' if need else ''}，扩展 {ext_version}")
+    return CheckResult(name, True, f"ipywidgets {ipyw}，jupyterlab_widgets {jlw}，扩展 {ext_version}")
 
 
 def check_font():
@@ -364,22 +344,41 @@ def check_font():
     return CheckResult(name, True, f"{family}（{font_path().name}），能画出“{FONT_SAMPLE}”")
 
 
-def check_blas():
-    """numpy 的 BLAS 内核（可选）：x86-64 上是 Haswell 时，notebook 08 的数字和提交的逐位相同（见 toyllm.blas）。"""
-    import numpy  # noqa: F401  (blas_kernel 要看已经载入的 BLAS)
+def _in_kernel():
+    """这个进程是不是 notebook 的内核（在 notebook 里调用 run_doctor 时是）。"""
+    return hasattr(getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)(), "kernel")
 
-    from .blas import BLAS_CORETYPE, blas_kernel, is_x86_64
-    name = "矩阵乘法的内核（notebook 08）"
-    info = blas_kernel()
+
+def check_blas():
+    """
+    notebook 内核的 BLAS 内核（可选）：x86-64 上是 Haswell 时，notebook 08 的数字和提交的逐位相同（见 toyllm.blas）。
+
+    【思路】要看的是 notebook 的内核，不是运行 doctor 的这个进程。在 notebook 里运行时，这个进程就是内核；
+        在终端里运行时，内核是 JupyterLab 以后启动的进程：环境是启动它的环境加上 kernel.json 的 env
+        （jupyter_client 就这样启动内核），用内核的解释器和这样的环境问它（toyllm.blas.kernel_of）。
+        make lab 把 OPENBLAS_CORETYPE=Haswell 写进 kernel.json（Makefile），之后怎样启动 JupyterLab 都一样。
+    """
+    import numpy  # noqa: F401  (在内核里时 blas_kernel 要看已经载入的 BLAS)
+
+    from .blas import BLAS_CORETYPE, blas_kernel, is_x86_64, kernel_of
+    name = "notebook 内核的矩阵乘法（notebook 08）"
+    fix = (f'在仓库根目录运行 make lab（它把 OPENBLAS_CORETYPE={BLAS_CORETYPE} 写进内核的 kernel.json），或者 '
+           f'"{sys.executable}" -m ipykernel install --sys-prefix --name {KERNEL_NAME} --env OPENBLAS_CORETYPE '
+           f'{BLAS_CORETYPE}；然后重启内核')
+    try:
+        argv, where, extra_env = (None, None, None) if _in_kernel() else _kernel_command()
+        info = blas_kernel() if argv is None else kernel_of(argv[0], {**os.environ, **extra_env}, KERNEL_TIMEOUT)
+    except (LookupError, OSError, subprocess.TimeoutExpired) as e:
+        return CheckResult(name, False, f"查不到内核的 BLAS：{e}", False, "先让上面“notebook 内核”那一项通过")
+    where = "这个内核" if argv is None else f"内核 {KERNEL_NAME}"
     if info is None:
-        return CheckResult(name, False, "查不到 numpy 用的 BLAS", False, "notebook 08 照样能运行，只是数字可能和提交的不同")
-    text = f"{info['库']} {info['版本']}，内核 {info['内核']}"
+        return CheckResult(name, False, f"查不到{where}用的 BLAS", False, "notebook 08 照样能运行，只是数字可能和提交的不同")
+    text = f"{where}：{info['库']} {info['版本']}，内核 {info['内核']}"
     if not is_x86_64():
         return CheckResult(name, False, f"{text}；这台机器不是 x86-64", False,
                            "notebook 08 照样能运行；训练出来的数字会和提交的略有不同，结论应当一样")
     if info["内核"] != BLAS_CORETYPE:
-        return CheckResult(name, False, f"{text}（提交的数字用的是 {BLAS_CORETYPE}）", False,
-                           f"用 make lab 启动 JupyterLab，或者先设环境变量 OPENBLAS_CORETYPE={BLAS_CORETYPE} 再启动")
+        return CheckResult(name, False, f"{text}（提交的数字用的是 {BLAS_CORETYPE}）", False, fix)
     return CheckResult(name, True, text, False)
 
 
@@ -390,7 +389,7 @@ def check_isolation():
                        "" if kind else "评分时（make grade、nbgrader autograde）才需要；没有隔离时评分程序拒绝评分")
 
 
-CHECKS = [check_python, check_toyllm, *_package_checks(), check_kernel, check_widgets, check_font, check_blas,
+CHECKS = [check_python, check_toyllm, *_package_checks(), check_test_packages, check_kernel, check_widgets, check_font, check_blas,
           check_isolation]
 """全部检查，按顺序执行。每个元素是一个不带参数、返回 CheckResult 的函数。"""
 

@@ -1,10 +1,45 @@
 """
-doctor 的结果：一项检查的 CheckResult（✓ / ✗、说明、"怎么办"）和全部检查的汇总 DoctorReport。
+doctor 要查的依赖包（PACKAGES）和结果：一项检查的 CheckResult（✓ / ✗、说明、"怎么办"）、全部检查的汇总 DoctorReport。
 
-【思路】检查本身（各个 check_* 函数）在 doctor.py；这里只有结果长什么样、怎么打印。doctor 转出这两个名字。
+【思路】检查本身（各个 check_* 函数）在 doctor.py；这里只有要查哪些包、结果长什么样、怎么打印。doctor 转出这些名字。
 """
 
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Package:
+    """
+    一个依赖包。
+
+    【属性】dist：pip 里的名字；module：import 时的名字；spec：版本要求（和 pyproject.toml 一致，有测试检查）；
+        purpose：用途（"运行" / "notebook" / "测试"）；required：是不是必需的
+    """
+    dist: str
+    module: str
+    spec: str
+    purpose: str
+    required: bool
+
+
+PACKAGES = (
+    Package("numpy", "numpy", ">=1.24", "运行", True),
+    Package("matplotlib", "matplotlib", ">=3.7", "运行", True),
+    Package("tqdm", "tqdm", ">=4.66", "运行", True),
+    Package("packaging", "packaging", ">=23", "运行", True),
+    Package("threadpoolctl", "threadpoolctl", ">=3.1", "运行", True),
+    Package("safetensors", "safetensors", ">=0.4", "运行", True),
+    Package("jupyterlab", "jupyterlab", ">=4.2,<5", "notebook", True),
+    Package("ipywidgets", "ipywidgets", ">=8.1,<9", "notebook", True),
+    Package("ipykernel", "ipykernel", ">=6.29", "notebook", True),
+    Package("pytest", "pytest", ">=8", "测试", False),
+    Package("nbval", "nbval", ">=0.11", "测试", False),
+    Package("hypothesis", "hypothesis", ">=6.100", "测试", False),
+    Package("playwright", "playwright", ">=1.45", "测试", False),
+    Package("fonttools", "fontTools", ">=4.47", "测试", False),
+    Package("pyyaml", "yaml", ">=6", "测试", False),
+)
+"""doctor 检查的依赖包：运行和 notebook 用的是必需的，只有跑测试才用的是可选的。"""
 
 
 @dataclass(frozen=True)
@@ -63,11 +98,11 @@ class DoctorReport(tuple):
         else:
             text = f"必需的 {len(required)} 项全部通过 ✓"
         if bad_opt:
-            text += f"；{len(bad_opt)} 项可选的没通过（只影响跑测试，或 notebook 08 的数字）"
+            text += f"；{len(bad_opt)} 项可选的没通过（只影响跑测试、评分，或 notebook 08 的数字）"
         return text
 
     def __repr__(self):
         return f"<DoctorReport：{self.summary()}>"
 
 
-__all__ = ["CheckResult", "DoctorReport"]
+__all__ = ["PACKAGES", "CheckResult", "DoctorReport", "Package"]

@@ -1,5 +1,5 @@
 """
-表格和打印用的小工具：notebook 里的 HTML 表格 Table、按显示宽度对齐的文字、文字进度条、把参数量写成 1B / 100M、平均数。
+表格和打印用的小工具：notebook 里的 HTML 表格 Table、按显示宽度对齐的文字、文字进度条、训练时打印的文字进度（TextProgress）、把参数量写成 1B / 100M、平均数。
 
 【思路】课上的表格在终端和 notebook 里都要整齐。中文字符在等宽字体里占两格，所以终端里对齐时不能用 len(s)，
     要用"显示宽度"（display_width、pad）。可是用空格补齐的文字表格到了浏览器里会错位：中文、"≥"、"±" 在网页字体里
@@ -183,4 +183,37 @@ class Table:
         return "".join(parts)
 
 
-__all__ = ["Table", "bar", "display_width", "fmt_size", "format_cell", "mean", "pad"]
+class TextProgress:
+    """
+    文字的进度：一行字，每走完约十分之一写一次走到了第几步，例如 "SFT（450 步）： 45 90 135 … 450"。
+
+    【思路】不用 tqdm：它在 notebook 里是一个小部件，小部件的状态不随 notebook 保存，重新打开只剩
+        "Error displaying widget: model not found"，没运行过的 notebook 里是一个停在 0% 的进度条。
+        文字保存以后照样能读；只写步数、不写用时，同样的训练每次写出同样的字（nbval 逐字比较）。
+    【参数】total：一共几步；desc：写在前面的名字；show：False 时什么也不写；unit：步的单位（"步"、"次迭代"）
+    【边界】提前停下（callback 返回 True）时，行尾写"停在第 n 步"。
+    【例子】with TextProgress(30, "SFT", True) as p: 每步 p.update() → 打印 "SFT（30 步）： 3 6 … 30"
+    """
+
+    def __init__(self, total, desc, show, unit="步"):
+        self.total, self.n, self.show, self.unit = total, 0, bool(show), unit
+        self.every = max(1, -(-total // 10))
+        if self.show:
+            print(f"{desc}（{total} {unit}）：", end="", flush=True)
+
+    def update(self, n=1):
+        """走了 n 步。"""
+        self.n += n
+        if self.show and (self.n % self.every == 0 or self.n == self.total):
+            print(f" {self.n}", end="", flush=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.show:
+            print("" if self.n >= self.total else f"（停在第 {self.n} {self.unit}）", flush=True)
+        return False
+
+
+__all__ = ["Table", "TextProgress", "bar", "display_width", "fmt_size", "format_cell", "mean", "pad"]

@@ -101,7 +101,7 @@ for n in (4, 16, 64, 256):
     rows.append([n, r.exact, f"{s:.4f}", f"[{s.ci_low:.4f}, {s.ci_high:.4f}]", f"{r.z:+.2f}",
                  r.path, f"{a:.4f}",
                  f"{z_steps:+.2f}", f"{r.repaired:.4f}"])
-Table(["n", "精确（答对）", "采样 pass@1 ± 采样标准误", "95% 区间", "z", "走对路径",
+Table(["n", "精确（答对）", "采样 pass@1 ± 标准误", "95% 区间", "z", "走对路径",
        "每步都对 ± 标准误", "z", "被修好"],
       rows)
 

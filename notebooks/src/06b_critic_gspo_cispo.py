@@ -18,7 +18,7 @@
 #
 # 全部来自 `toyllm`。`toyllm.rl.critic` 是价值表和 GAE；新算法都是 `RLConfig` 的选项和预设。
 #
-# 看输出：每个新预设和 GRPO（或 PPO）差在哪几个选项。
+# 看输出的表：每个新预设和 GRPO（或 PPO）差在哪几个选项，一个选项一行。
 
 # %%
 # %matplotlib inline
@@ -27,6 +27,7 @@ import numpy as np
 from IPython.display import display
 
 from toyllm import TrainableLLM
+from toyllm.estimators import seed_verdict
 from toyllm.exact import correct_paths, grad_expected_reward
 from toyllm.plotstyle import use_chinese_font
 from toyllm.policy import prob_table
@@ -40,10 +41,17 @@ use_chinese_font()
 train_set, heldout = default_problems(0)
 paths = correct_paths(train_set)
 L = prepare_problems(train_set).mask.shape[1]
-for new, old in [("ppo_critic", "ppo"), ("ppo_dual_clip", "ppo"), ("gspo", "grpo"),
-                 ("cispo", "grpo"),
-                 ("reinforce_pp", "grpo"), ("grpo_async", "grpo")]:
-    print(f"{new} 和 {old} 的差别：{diff_presets(old, new)}")
+
+
+def diff_table(pairs):
+    """每一对 (新预设, 对照) 差在哪些选项（diff_presets）：一个选项一行。"""
+    return Table(["预设", "对照", "选项", "对照的值 → 新的值"],
+                 [[new, old, key, f"{a!r} → {b!r}"]
+                  for new, old in pairs for key, (a, b) in diff_presets(old, new).items()])
+
+
+diff_table([("ppo_critic", "ppo"), ("ppo_dual_clip", "ppo"), ("gspo", "grpo"), ("cispo", "grpo"),
+            ("reinforce_pp", "grpo"), ("grpo_async", "grpo")])
 
 # %% [markdown]
 # ## 1. 背景：critic 与 GAE（讲义 8.5）
@@ -342,16 +350,21 @@ plt.show()
 # %% [markdown]
 # ## 5. 聚合：一张归一化表（讲义 8.7）
 #
-# 每个名字就是一个归一化。看输出：同一批数据、同样的每步损失（全是 1）在每个名字下的总损失。
+# 每个名字就是一个归一化。看第一张表：同一批数据、同样的每步损失（全是 1）在每个名字下的总损失。
+# 第二张表是每个名字出自哪里、谁这样做。
 # 表里的 $|o_i|$ 是第 $i$ 份解答的步数，$B$ 是解答的份数，$L_{\max}$ 是常数归一化用的最大步数。
 # TRL 的 `dr_grpo`（= 本包的 `constant`）是 $\sum l/(B L_{\max})$ [S311](../lectures/sources.md#S311)；
-# verl 的 `seq-mean-token-sum-norm` 除以补齐后的长度、不除以 $B$，恰好是它的 $B$ 倍 [S312](../lectures/sources.md#S312)。
+# verl 的 `seq-mean-token-sum-norm` 在一个 micro-batch 里除以补齐后的长度、不除以份数。它和 `dr_grpo` 差一个倍数：
+# 每张卡一个 micro-batch 的份数 × $L_{\max}$ / 补齐后的长度；只有一张卡、一个 micro-batch 时才正好是 $B$ 倍
+# （讲义 8.7 节 [S312](../lectures/sources.md#S312) [S580](../lectures/sources.md#S580)）。
 
 # %%
 ones = np.ones(roll.mask.shape)
-display(Table(["名字", "归一化", "总损失", "出处"],
-              [[name, row.formula, losses.aggregate_loss(ones, roll.mask, name, L), row.systems]
+display(Table(["名字", "归一化", "总损失"],
+              [[name, row.formula, losses.aggregate_loss(ones, roll.mask, name, L)]
                for name, row in losses.AGGREGATION_TABLE.items()]))
+display(Table(["名字", "出处"],
+              [[name, row.systems] for name, row in losses.AGGREGATION_TABLE.items()]))
 verl_norm = losses.aggregate_loss(ones, roll.mask, "seq-mean-token-sum-norm")
 dr_grpo = losses.aggregate_loss(ones, roll.mask, "dr_grpo", L)
 print(f"seq-mean-token-sum-norm / dr_grpo = {verl_norm / dr_grpo:.1f}，B = {roll.mask.shape[0]}")
@@ -398,7 +411,7 @@ try:
           preset("dapo", iterations=5, max_draws=1, gen_batch_scale=1, on_short="raise"),
           train_set, heldout)
 except RuntimeError as e:
-    print("RuntimeError:", e)
+    print("RuntimeError:", *str(e).split("。"), sep="\n  ")     # 一句一行，在输出区里不折断
 
 # %% [markdown]
 # ## 8. 用旧策略采样：偏差和方差随 k 变化（讲义 8.9）
@@ -501,7 +514,7 @@ print(f"ppo_dual_clip 的训练记录和 ppo 完全相同：{dict(runs['ppo_dual
 #
 # 这些损失、优势、选项和预设在 `toyllm.peers` 里：`import toyllm.peers` 把它们登记进 `toyllm.rl`，之后六个新预设都是同一个循环的选项。
 # 新的策略损失是 `policy_loss` 的取值，公式在 `toyllm.peers.losses`，
-# 玩具和小 transformer 都经过同一个 `rl_objective`。看输出：每个新预设和 GRPO 差在哪几个选项。
+# 玩具和小 transformer 都经过同一个 `rl_objective`。看输出的表：每个新预设和 GRPO 差在哪几个选项。
 
 # %%
 import toyllm.peers  # noqa: F401  登记 verl / TRL 的损失、优势、选项和预设
@@ -510,8 +523,7 @@ from toyllm.rl import PRESET_NAMES
 from toyllm.rl.objective import rl_objective
 
 NEW = ["reinforce_pp_no_baseline", "sapo", "gmpo", "gpg", "clip_cov", "kl_cov"]
-for name in NEW:
-    print(f"{name}：{diff_presets('grpo', name)}")
+diff_table([(name, "grpo") for name in NEW])
 
 # %% [markdown]
 # ### 10.1 同一批数据上的损失和梯度
@@ -561,21 +573,36 @@ print(f"mask 内 {m.sum()} 步；Clip-Cov 截断梯度的步 {cc.selected.sum()}
 print(f"verl 的默认比例 2e-4：只挑 max(⌊2e-4 × {m.sum()}⌋, 1) = {max(int(2e-4 * m.sum()), 1)} 步")
 
 # %% [markdown]
-# 看图：一个 $A = 1$ 的步，梯度系数 $-\partial\ell/\partial\log\pi$ 随 $\rho$ 怎样变。
-# PPO 在 $1 + \varepsilon$ 处一刀切成 0；SAPO 的门是光滑的，离 1 越远越小。
+# SAPO 的损失是 $\ell = -f(\rho)\,A$，门 $f(\rho) = \sigma\big(\tau(\rho-1)\big)\cdot 4/\tau$（verl 和 TRL 都这样写） [S323](../lectures/sources.md#S323)。
+# 对 $\log\pi$ 求导要乘 $\partial\rho/\partial\log\pi = \rho$，所以梯度系数是 $-\partial\ell/\partial\log\pi = \rho\, f'(\rho)\, A$，
+# 其中 $f'(\rho) = 4\sigma(1-\sigma)$ 是门的斜率。
+#
+# 看图：一个 $A = 1$ 的步，两条实线是梯度系数 $-\partial\ell/\partial\log\pi$ 随 $\rho$ 怎样变，虚线是 SAPO 的门的斜率 $f'(\rho)$。
+# PPO 在 $1 + \varepsilon$ 处一刀切成 0。SAPO 不切：离 1 越远越小的是虚线 $f'(\rho)$，不是梯度系数。
+# 梯度系数 $\rho f'(\rho)$ 还乘着 $\rho$：$\tau = 1$ 时它先随 $\rho$ 变大，过了最高点才变小。图下打印最高点在哪里。
 
 # %%
-rhos = np.linspace(0.5, 2.0, 301)
+rhos = np.linspace(0.5, 4.0, 351)
 one = np.ones((1, len(rhos)), bool)
 sapo = peer_losses.sapo_surrogate(np.log(rhos)[None], np.ones(1), one)
 ppo = clipped_surrogate(rhos, np.ones_like(rhos))
+coef = -sapo.dloss_dlogp[0]
+slope = coef / rhos                                   # f'(ρ) = 4σ(1 − σ)
 fig, ax = plt.subplots(figsize=(6, 3.2))
-ax.plot(rhos, -ppo.dloss_dlogp, label="PPO 裁剪（ε = 0.2）")
-ax.plot(rhos, -sapo.dloss_dlogp[0], label="SAPO（τ = 1）")
+ax.plot(rhos, -ppo.dloss_dlogp, label="PPO 裁剪（ε = 0.2）的梯度系数")
+ax.plot(rhos, coef, label="SAPO（τ = 1）的梯度系数 ρ·f′(ρ)")
+ax.plot(rhos, slope, "--", label="SAPO 的门的斜率 f′(ρ)")
 ax.set_xlabel("重要性比率 $\\rho$")
-ax.set_ylabel("梯度系数")
-ax.legend()
+ax.set_ylabel("系数")
+ax.set_ylim(0, 2.4)                                   # 上面留出图例的地方
+ax.legend(loc="upper right")
 plt.show()
+top = coef.argmax()
+at = {r: float(np.interp(r, rhos, coef)) for r in (0.5, 1.0, 2.0, 4.0)}
+print(f"SAPO 的梯度系数：最高点在 ρ = {rhos[top]:.2f}（{coef[top]:.2f}）；"
+      + "，".join(f"ρ = {r:g} 时 {v:.2f}" for r, v in at.items()))
+print("门的斜率 f′(ρ)："
+      + "，".join(f"ρ = {r:g} 时 {np.interp(r, rhos, slope):.2f}" for r in (1.0, 2.0, 4.0)))
 
 # %% [markdown]
 # ### 10.2 名字相同、约定不同
@@ -597,7 +624,8 @@ print("CS336 masked_mean（empty=\"nan\"）：",
 #
 # 同样的题，5 个种子，每个预设训练 50 次迭代（32 题 × 8 份）。看表：留出题上的路径 pass@1 的平均和标准误差。
 # SAPO、GMPO、Clip-Cov、KL-Cov 每批更新 μ = 4 次，所以表里加了一行 μ = 4 的 GRPO：和它比，才看得出损失本身的作用。
-# 标准误差只量种子之间的差别；5 个种子看不出小的差距，这不是算法的排名。
+# 后三列就是这样比：同一个种子的两次训练配成一对，`seed_verdict` 看平均差有几个标准误（t），和 5 个种子的临界值 4.604 比。
+# "成立"是这个预设在这些种子上确实比 GRPO（μ = 4）高，"不成立"是确实更低；5 个种子看不出小的差距，这不是算法的排名。
 
 # %%
 runs = {PRESET_NAMES[name]: preset(name, iterations=50) for name in ["grpo", "reinforce_pp"] + NEW}
@@ -605,9 +633,12 @@ runs["GRPO（μ = 4）"] = preset("grpo", iterations=50, mu=4)
 final = {label: np.array([train(TrainableLLM(1e9), cfg.replace(seed=s), train_set,
                                 heldout).meta["final_pass1_exact"]
                           for s in range(5)]) for label, cfg in runs.items()}
-Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差"],
-      [[label, f"{v.mean():.4f}",
-        f"{v.std(ddof=1) / np.sqrt(len(v)):.4f}"] for label, v in final.items()])
+ref = final["GRPO（μ = 4）"]
+cmp = {label: seed_verdict(v, ref) for label, v in final.items() if label != "GRPO（μ = 4）"}
+Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差", "减 GRPO（μ = 4）", "t", "判定"],
+      [[label, f"{v.mean():.4f}", f"{v.std(ddof=1) / np.sqrt(len(v)):.4f}"]
+       + ([f"{cmp[label]['diff']:+.4f}", f"{cmp[label]['t']:+.1f}", cmp[label]["verdict"]]
+          if label in cmp else ["—", "—", "—"]) for label, v in final.items()])
 
 # %% [markdown]
 # ## 小结
@@ -617,7 +648,7 @@ Table(["预设", "路径 pass@1（5 个种子的平均）", "标准误差"],
 # - 五种基线的方差表是测出来的：critic、精确 $V^*$ 和不要参数的 RLOO 几乎一样；组平均是 RLOO 的 $\frac{G-1}{G}$ 倍。
 #   0/1 奖励时基线不一定减小方差：训练后的策略上，不减基线的方差最小。
 # - dual-clip 给 $A<0$ 的损失加上界；CISPO 保留被 PPO 裁掉的步的梯度（论文的设置没有下界）；GSPO 整份解答一个比率，窗口很窄 [S302](../lectures/sources.md#S302)。
-# - 聚合的名字是一张归一化表；`dr_grpo` 和 verl 的 `seq-mean-token-sum-norm` 差 $B$ 倍 [S312](../lectures/sources.md#S312)。
+# - 聚合的名字是一张归一化表；`dr_grpo` 和 verl 的 `seq-mean-token-sum-norm` 差一个倍数，它取决于 micro-batch 的大小和卡数（讲义 8.7 节 [S580](../lectures/sources.md#S580)）。
 # - 旧策略采样不修正时偏差随 $k$ 增大；逐步的比率去掉大部分偏差，去不干净；整份解答的比率无偏，方差更大。
 #   截断只在比率超过 $C$ 时起作用。
 # - verl 和 TRL 的其他损失（SAPO、GMPO、GPG、Clip-Cov、KL-Cov、VESPO）都是 `policy_loss` 的取值；

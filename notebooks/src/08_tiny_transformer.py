@@ -5,8 +5,9 @@
 # - 一个真正的语言模型（很小的 transformer，约 10 万个参数）长什么样：嵌入、因果自注意力、MLP、层归一化、输出头；
 # - 它先用 SFT 学两位数加法，再用 GRPO 继续训练 —— RL 的每一块公式都来自 `toyllm.rl.losses`，和玩具用的是**同一批函数**；
 # - 再把玩具的多步题写成一条思维链交给它：网络在玩具的哪些情境里会错？错的样子像玩具的 bug，还是像粗心？
-# - RL 前后的 pass@1 和 pass@k：RL 有没有提高 pass@1、有没有让大 k 时的 pass@k 变窄？
-#   Yue et al. 2025 在真实的大模型上报告了后一件事（[S400](../lectures/sources.md#S400)）；这里是在小网络上量出来的；
+# - 一次 RL 训练前后的 pass@1 和 pass@k：这一次 RL 提高了 pass@1 吗？让大 k 时的 pass@k 变窄了吗？
+#   Yue et al. 2025 在真实的大模型上报告了后一件事（[S400](../lectures/sources.md#S400)）；
+#   这里是在小网络上的一次训练里量出来的（notebook 09 在另一个网络上结论不同，第 5 节末尾说为什么）；
 # - 裁剪比例和熵；学习率太大时会发生什么；
 # - 同一批题、同一个 GRPO 预设，玩具和小网络并排：哪些东西能带过来，哪些带不过来。
 #
@@ -33,6 +34,7 @@ from toyllm.exact import correct_paths
 from toyllm.plots import plot_training_curves
 from toyllm.plotstyle import use_chinese_font
 from toyllm.rl import preset, train
+from toyllm.saving import load_history
 from toyllm.tables import Table
 from toyllm.toy_llm import softmax
 
@@ -114,7 +116,8 @@ Table(["玩具的题", "人读的写法", "网络读写的样子"], rows)
 #
 # 下面训练 450 步（一步 = 一批 64 道题、一次更新），每 50 步在 200 道留出题上量一次**贪心解码**的准确率：
 # 贪心解码是每个位置都写概率最大的那个字；准确率是整个答案完全写对的题占多少。
-# 运行时有进度条（`progress=True`）。看曲线：横轴是步。损失总的趋势是下降，但不是一直下降；准确率前几百步在 0 附近。
+# 运行时每走完约十分之一打印一次走到了第几步（`progress=True`）：是一行字，notebook 保存以后照样在。
+# 看曲线：横轴是步。损失总的趋势是下降，但不是一直下降；准确率前几百步在 0 附近。
 
 # %%
 heldout = test_set[:200]
@@ -224,13 +227,28 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
+# notebook 09 第 4 节问的是同一个问题，结论和这里不同。两处不矛盾：
+# - **模型不同。** 这里是从头只学了两位数加法的网络，RL 前采样还常常写错（上表 k = 1）：
+#   RL 把一道题上正确答案的概率推高；这一次，小 $k$ 和大 $k$ 的 pass@k 点估计都涨了。
+#   09 是仓库带的预训练网络，学的是玩具那样有对有错的分布，采样本来就能写出很多种答案；
+#   RL 磨尖了分布，原来偶尔能采到的答案可能更难采到——这就是 Yue et al. 说的收窄（[S400](../lectures/sources.md#S400)）。
+# - **证据不同。** 这里是**这一次训练**在 100 道题上的点估计，没有做判定，换一个种子可能不同。
+#   09 和讲义 §10.4 的判定跨多个训练种子做：一次训练在一批题上的标准误，只量了评估的抽样误差，
+#   量不出换一个种子会差多少。
+#
+# 所以"RL 以后大 $k$ 的 pass@k 会不会变低"没有一个对所有模型都成立的答案：要看基座原来会什么。
+
+# %% [markdown]
 # ## 6. 裁剪和熵：μ > 1、clip-higher
 #
 # $\mu = 1$ 时 $\rho \equiv 1$，裁剪从不发生（第 06 个 notebook）。DAPO 的预设每批更新 $\mu = 4$ 次、
 # 按 token 平均（token-mean）、上界 $\varepsilon_{high} = 0.28$；动态采样丢掉奖励全相同的组、再采新题补满（和玩具一样）。
 # 熵是每个 token 上分布的平均熵，用自然对数算，单位叫 **nats**（分布越集中，熵越小）。
-# 看曲线：被裁剪的 token 比例不再是 0，两条线哪条高？熵在这么短的训练里有没有下降？图下打印的三行回答这两个问题：
-# 熵的下降带标准误（前 5 次和最后 5 次迭代各当作 5 个数），判定用 `verdict`。15 次迭代太短，熵的变化多半淹没在每次迭代的跳动里。
+# 看曲线：被裁剪的 token 比例不再是 0，两条线哪条高？熵在这么短的训练里有没有下降？图下打印的三行回答这两个问题。
+#
+# 熵的变化只是**这一次训练**里的数。前 5 次和最后 5 次迭代各当作 5 个数，算出的标准误量的是迭代之间的跳动，
+# 不是换一个种子会差多少，所以这里不做判定。15 次迭代太短，这一次的变化淹没在每次迭代的跳动里。
+# 训练让熵变了没有，要跨至少 5 个训练种子判定（`toyllm.estimators.seed_verdict`；notebook 09、讲义 §10.4）。
 
 # %%
 dapo_hist = tl.rl_train(sft_model.copy(), train_set,
@@ -248,8 +266,8 @@ print(f"被裁剪的比例（{dapo_hist.n_rows} 次迭代平均）：下界 {np.
       f"上界 {np.mean(dapo_hist['clip_high']):.4f}")
 drop = ent[:5].mean() - ent[-5:].mean()
 drop_se = np.sqrt(ent[:5].var(ddof=1) / 5 + ent[-5:].var(ddof=1) / 5)
-print(f"熵：前 5 次迭代平均 {ent[:5].mean():.4f}，最后 5 次平均 {ent[-5:].mean():.4f}；"
-      f"下降 {drop:+.4f} ± {drop_se:.4f} → {verdict(drop, drop_se)}")
+print(f"熵（这一次训练）：前 5 次迭代平均 {ent[:5].mean():.4f}，"
+      f"最后 5 次平均 {ent[-5:].mean():.4f}；下降 {drop:+.4f}，迭代之间跳动的标准误 {drop_se:.4f}")
 print(f"一次迭代的熵在 {ent.min():.4f} 和 {ent.max():.4f} 之间跳：每次只有几十份样本")
 
 # %% [markdown]
@@ -280,17 +298,39 @@ plt.show()
 #
 # 现在把玩具的 1~2 步题（`make_problem_set`，和前面的 notebook 同一个出题函数）写成文字，换一个新网络从头 SFT。
 # 题更长（最多 25 个字），步子也更多：700 步，每 100 步量一次前 200 道留出题的贪心准确率。
-# 这一格要半分钟左右，有进度条。看曲线：和加法一样，准确率先在 0 附近待一阵，然后才升起来。
-# 曲线下打印的是全部 400 道留出题上的准确率。
+#
+# 700 步在笔记本电脑上要二十多秒。所以这一格只现算前 100 步，后面读一份记录：
+# `data/08_cot_sft.safetensors` 是维护者用 `tools/notebook_records.py` 按同一个配方训练 700 步存下的权重，
+# 旁边的 `.history.json` 记着每一步的损失。现算的 100 步和记录逐步对照，对不上就报错。
+# 想看它从头训练，把 `RERUN = 100` 改成 700（这时不读权重，只打印和记录比一比的结果）。
+#
+# 看曲线：和加法一样，准确率先在 0 附近待一阵，然后才升起来。曲线下打印的是全部 400 道留出题上的准确率。
 
 # %%
 toy_problems = make_problem_set(random.Random(0), 10000, 1, 2)
 toy_examples = [tl.problem_example(p) for p in toy_problems]
 cot_train, cot_heldout = toy_examples[:-400], toy_examples[-400:]
 cot_heldout_problems = toy_problems[-400:]
+RECORD = "data/08_cot_sft.safetensors"   # 700 步以后的权重和训练记录（见上面的说明）
+RERUN = 100                              # 现算几步；改成 700 就从头训练，不读权重
 cot_model = tl.TinyLM(seed=0, context=25)
-cot_sft_hist = tl.sft(cot_model, cot_train, steps=700, seed=0, heldout=cot_heldout[:200],
-                      eval_every=100, progress=True)
+fresh = tl.sft(cot_model, cot_train, steps=700, seed=0, heldout=cot_heldout[:200], eval_every=100,
+               progress=True, callback=lambda it, net: it == RERUN)
+recorded = load_history(RECORD)["history"]
+n = fresh.n_rows
+close = np.allclose(fresh["loss"], recorded["loss"][:n], rtol=1e-2)
+if n < 700 and not close:                # 要读记录的权重，前面的步就必须对得上
+    raise RuntimeError(f"现算的 {n} 步和记录 {RECORD} 对不上：配方改了？"
+                       "维护者请重新运行 python tools/notebook_records.py")
+same = fresh["loss"] == recorded["loss"][:n]
+print(f"现算的 {n} 步，每一步的损失和记录" + ("逐位相同" if same else
+      "相差不到 1%（CPU 不同，舍入不同）" if close else "不同（配方改了）"))
+if n < 700:
+    cot_model = tl.load_weights(RECORD)
+    cot_sft_hist = {c: [np.nan if v is None else v for v in recorded[c]]
+                    for c in ("iteration", "loss", "greedy")}
+else:
+    cot_sft_hist = fresh
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
 plot_training_curves(cot_sft_hist, columns=["loss", "greedy"],
                      labels={"greedy": "贪心准确率", "iteration": "步"}, axes=axes)
@@ -306,7 +346,7 @@ print(f"SFT 以后（400 道留出题）：贪心准确率 {cot_sft_acc[0]:.3f}�
 # 网络在哪里会错？玩具说：每一步的情境（运算 × 难度）决定三种做法的概率。
 # `tl.step_errors` 沿着网络写的思维链一步一步看：前面都对时，这一步落在哪个情境，写对了没有；
 # 写错了，就看错的样子：等于"忘记进位"之类的错误观念的结果，算**像 bug**；和正确结果只差某一位上的 ±1，算**像粗心**；其余算别的。
-# 右边三列是玩具 1B 在同一个情境里的三个概率。
+# 表头短一点：像 bug、像粗心、别的，是**做错的步**里各占多少；右边三列是玩具 1B 在同一个情境里三种做法的概率。
 #
 # 看表和表下的三行：网络觉得难的情境，和玩具觉得难的是同一些吗？做错的步里，像粗心的多，还是像 bug 的多？
 
@@ -392,8 +432,11 @@ plt.show()
 #
 # 下表是同一批 400 道留出题上、每个情境做对的步数。分母是"走到这个情境的步数"：前面的步都对，才数这一步
 # （`tl.step_errors`）。RL 前后前面的步对错不同，所以两列的分母也不同，都写出来了。
-# "差"带标准误：每一列当作独立的二项比例，$\mathrm{SE} = \sqrt{p_1(1-p_1)/n_1 + p_2(1-p_2)/n_2}$；
-# 判定用 `toyllm.estimators.verdict`：差超过 3 个标准误才算量出来了。
+# 比的是**这一次训练**（一个种子）前后的两个模型。
+# "差"的 ± 是**评估的抽样误差**：每一列当作独立的二项比例，$\mathrm{SE} = \sqrt{p_1(1-p_1)/n_1 + p_2(1-p_2)/n_2}$。
+# 最后一列用 `toyllm.estimators.verdict` 回答一个窄的问题：这两个模型在这批题上的差，比抽题的运气大吗（超过 3 个标准误）？
+# 它不回答"GRPO 会让这个情境变好吗"：换一个训练种子，这张表可能不同。
+# 训练的效果要跨至少 5 个种子判定（`toyllm.estimators.seed_verdict`；notebook 09、讲义 §10.4）。
 
 # %%
 after_counts = tl.step_errors(cot_model, cot_heldout_problems)     # RL 前的是第 8 节的 counts
@@ -407,8 +450,9 @@ for key, c in counts.items():
     rows.append([CONTEXT_NAMES[key], f"{c['correct']}/{n1} = {p1:.3f}",
                  f"{a['correct']}/{n2} = {p2:.3f}" if n2 else "—",
                  f"{p2 - p1:+.3f} ± {se:.3f}" if n2 else "—", verdicts[CONTEXT_NAMES[key]]])
-display(Table(["情境", "RL 前做对", "RL 后做对", "差 ± 标准误", "判定"], rows))
-print("判定的个数：", {v: list(verdicts.values()).count(v) for v in sorted(set(verdicts.values()))})
+display(Table(["情境", "RL 前做对", "RL 后做对", "差 ± 评估的标准误", "两个模型的差"], rows))
+print("两个模型的差，各种判定的个数：",
+      {v: list(verdicts.values()).count(v) for v in sorted(set(verdicts.values()))})
 
 
 def right(net, examples, temperature=0.0, seed=0):
@@ -422,8 +466,9 @@ for name, temp in (("贪心准确率", 0.0), ("采样准确率", 1.0)):
     before_ok = right(cot_sft_model, cot_heldout, temp)
     after_ok = right(cot_model, cot_heldout, temp)
     d = estimate_mean(after_ok - before_ok, bounds=None)     # 同一批题：配对的标准误
-    print(f"留出题（400 道）{name}：{before_ok.mean():.3f} → {after_ok.mean():.3f}，"
-          f"差 {d.value:+.3f} ± {d.stderr:.3f} → {verdict(d.value, d.stderr)}")
+    print(f"这一次训练前后，留出题（400 道）{name}：{before_ok.mean():.3f} → "
+          f"{after_ok.mean():.3f}，差 {d.value:+.3f} ± {d.stderr:.3f}（评估的标准误）"
+          f"→ 两个模型的差：{verdict(d.value, d.stderr)}")
 
 # %% [markdown]
 # ## 10. 什么能带过来，什么带不过来
@@ -438,7 +483,7 @@ for name, temp in (("贪心准确率", 0.0), ("采样准确率", 1.0)):
 # | ∂loss/∂log π 怎么变成参数的梯度 | 按情境加进表（`np.bincount`） | 网络的反向传播 |
 # | pass@1 | 精确值 + 采样估计 | 只有估计 |
 # | 梯度 | 精确的期望梯度可以算出来 | 只有一批样本上的估计 |
-# | 优化器 | SGD，lr = 2，每次 32 道题 | Adam，lr = 3e-4，每次 16 道题；lr 大 10 倍就坏 |
+# | 优化器 | SGD，lr = 2，每次 32 道题 | Adam，lr = 3e-4，每次 16 道题；lr 大 10 倍时（第 7 节的一次训练）坏了 |
 # | 泛化 | 共享情境（12 个） | 学到的规则要推广到没见过的算式 |
 #
 # 能带过来的是**损失的写法**：同样的函数、同样的选项名。带不过来的是**精确**：真网络上只剩估计。
@@ -451,8 +496,9 @@ for name, temp in (("贪心准确率", 0.0), ("采样准确率", 1.0)):
 # - RL 的公式一个都没有重写：玩具和小网络调用同一批 `toyllm.rl.losses` 函数。
 # - 玩具的多步题写成思维链，网络也能学：加法、减法学会了一些，乘法几乎不会——连玩具里最容易的乘一位数也不会。
 #   它错的样子有的像玩具的 bug、有的像粗心，也有很多玩具里没有的样子。
-# - 8 份样本全错的题没有梯度：SFT 以后几乎不会的情境，RL 很难教会。这次 30 次迭代，第 9 节的表里没有一个情境的变化超过 3 个标准误，
-#   总的贪心准确率的变化也在噪声之内。
+# - 8 份样本全错的题没有梯度：SFT 以后几乎不会的情境，RL 很难教会。
+#   这一次训练（一个种子、30 次迭代）前后的两个模型，在第 9 节的表里没有一个情境的差超过评估的 3 个标准误，
+#   总的贪心准确率也没有。换一个种子可能不同：训练的效果要跨种子判定（notebook 09、讲义 §10.4）。
 # - pass@1、pass@k 前后的变化，裁剪比例、熵、学习率太大时的 KL、每个情境的对错，都是上面量出来的数。
 #
 # ## 试一试
@@ -462,4 +508,5 @@ for name, temp in (("贪心准确率", 0.0), ("采样准确率", 1.0)):
 # 3. （选做，先写下预测再运行）第 6 节把 DAPO 的 `loss_agg` 换成 `"seq-mean"`，或把 `eps_high` 从 0.28 改回 0.2：
 #    被裁剪的 token 比例和熵会怎么变？为什么？（提示：加法题的解答长短只差一两个字；clip-higher 放宽的是优势为正的 token。）
 # 4. 第 8 节把 `tl.problem_example(p)` 换成 `tl.problem_example(p, reversed_digits=False)`（平常的写法，最高位在前）：
+#    同时把 `RERUN = 100` 改成 700（记录是按个位在前训练的，换了写法就对不上）。
 #    先猜 700 步以后的准确率是高了还是低了，再运行。（`tools/bench_tinylm.py --cot` 量了两种写法。）

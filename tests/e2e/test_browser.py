@@ -2,6 +2,8 @@
 真实浏览器里的小部件：启动 JupyterLab，用 Debian 的无头 Chromium（由 Python 版 Playwright 驱动）打开作业三，
 Run → Run All Cells，等控制面板的滑块出现，改一个滑块的值，看面板的输出跟着变；选"你写的函数"时「优势」下拉框是灰的，
 换成"包里的参考实现"后它能用、输出的第一句和图（总标题写明谁的函数）跟着变，图里的字不小于 MIN_TEXT_PX；存一张截图。
+窗口 1280 像素宽、左边的文件浏览器开着（学生的默认布局）：下拉框里的每个选项都整个看得见，说明的每一行不折行，
+控件不超出输出区。
 
 【为什么要有这个测试】ipywidgets 在 JupyterLab 里常见的毛病 —— "Loading widget..."、"Error displaying widget:
 model not found"、前端扩展和 Python 包版本对不上 —— 只有真的在浏览器里打开才看得出来；pytest 里直接调用
@@ -91,10 +93,14 @@ def wait_for_server(proc, url, log, name, timeout=120):
 
 
 def _write_settings(folder):
-    """JupyterLab 的用户设置：所有单元格都渲染（windowingMode none）；不弹"要不要看新闻"的通知。"""
+    """
+    JupyterLab 的用户设置：所有单元格都渲染（windowingMode none）；不弹"要不要看新闻"的通知；
+    .md 文件用 Markdown 预览打开（学生读讲义的样子，tests/e2e/test_browser_fit.py 量它）。
+    """
     settings = {
         ("@jupyterlab", "notebook-extension", "tracker"): {"windowingMode": "none"},
         ("@jupyterlab", "apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
+        ("@jupyterlab", "docmanager-extension", "plugin"): {"defaultViewers": {"markdown": "Markdown Preview"}},
     }
     for (scope, ext, name), value in settings.items():
         path = folder / scope / ext / f"{name}.jupyterlab-settings"
@@ -172,6 +178,50 @@ def test_grpo_dashboard_in_a_real_browser(tmp_path_factory):
     BACKGROUND.get(tmp_path_factory)
 
 
+FITS = r"""() => {
+    const out = [...document.querySelectorAll('.widget-output')].find(e => e.innerText.includes('次迭代'));
+    const panel = out.closest('.widget-vbox');
+    const right = panel.parentElement.getBoundingClientRect().right;
+    const ctx = document.createElement('canvas').getContext('2d');
+    const problems = [];
+    for (const w of panel.querySelectorAll('.widget-inline-hbox, .widget-checkbox')) {
+        if (w.getBoundingClientRect().right > right + 1) problems.push('控件超出输出区：' + w.innerText.trim());
+        const label = w.querySelector('.widget-label');
+        if (label && label.scrollWidth > label.clientWidth + 1) problems.push('控件的名字被截断：' + label.innerText);
+        const sel = w.querySelector('select');
+        if (!sel) continue;
+        const cs = getComputedStyle(sel);
+        ctx.font = cs.font;
+        for (const o of sel.options) {                       // 选项的字 + 左右留白（右边有下拉箭头）放得下
+            const need = ctx.measureText(o.text).width + parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight);
+            if (need > sel.clientWidth - 8) problems.push(`下拉框的选项放不下：${o.text}（要 ${need} 像素，有 ${sel.clientWidth}）`);
+        }
+    }
+    const pre = out.querySelector('pre'), node = pre.firstChild, range = document.createRange();
+    let offset = 0;
+    for (const line of node.textContent.replace(/\n$/, '').split('\n')) {     // 每一行在屏幕上只占一行（不折行）
+        const tops = new Set();
+        for (let i = 0; i < line.length; i++) {
+            range.setStart(node, offset + i);
+            range.setEnd(node, offset + i + 1);
+            const r = range.getClientRects()[0];
+            if (r) tops.add(Math.round(r.top));
+        }
+        if (tops.size > 1) problems.push('说明的这一行折成了 ' + tops.size + ' 行：' + line);
+        offset += line.length + 1;
+    }
+    return problems;
+}"""
+"""在面板上量：控件不超出输出区、名字不被截断、下拉框的每个选项放得下、说明的每一行不折行。【返回】问题的列表"""
+
+
+def _assert_fits(page):
+    editor = page.evaluate("() => document.querySelector('.jp-CodeCell .cm-scroller').clientWidth")
+    assert 700 < editor < 900, f"代码编辑区 {editor} 像素：不是开着文件浏览器的默认布局"
+    problems = page.evaluate(FITS)
+    assert not problems, "1280 像素宽的 JupyterLab 里面板放不下：\n" + "\n".join(problems)
+
+
 def _drive_dashboard(chromium, base, token):
     from playwright.sync_api import sync_playwright
 
@@ -179,12 +229,12 @@ def _drive_dashboard(chromium, base, token):
     problems = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000}, locale="zh-CN")
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, locale="zh-CN")
         page.set_default_timeout(TIMEOUT_MS)
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" and "widget" in m.text.lower()
                 else None)
         try:
-            page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={token}")
+            page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?reset&token={token}")       # 默认布局：文件浏览器开着
             page.wait_for_selector(".jp-Notebook .jp-Cell")
             _wait_for_idle_kernel(base, token)
 
@@ -219,6 +269,7 @@ def _drive_dashboard(chromium, base, token):
             assert "实现：用你写的优势函数、替代损失" in after
             advantage = page.locator(".widget-dropdown", has_text="优势（").locator("select")
             assert advantage.is_disabled()
+            _assert_fits(page)
             # 换成包里的参考实现：「优势」能用了，输出的第一句跟着变；图也变了（总标题写明是谁的函数训练出来的）
             mine_src = output.locator("img").first.get_attribute("src")
             page.locator(".widget-dropdown", has_text="优势和替代损失用").locator("select").select_option(
@@ -226,6 +277,7 @@ def _drive_dashboard(chromium, base, token):
             page.wait_for_function("() => [...document.querySelectorAll('.widget-output')]"
                                    ".some(e => e.innerText.includes('实现：用包里的参考实现') && e.querySelector('img'))")
             assert page.locator(".widget-dropdown", has_text="优势").locator("select").first.is_enabled()
+            _assert_fits(page)
 
             img = output.locator("img").first
             assert img.get_attribute("src").startswith("data:image/png") and img.get_attribute("src") != mine_src

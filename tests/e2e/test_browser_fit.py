@@ -1,6 +1,9 @@
 """
-讲课 notebook 在学生的真实环境里放得下：1280 像素宽的 JupyterLab 窗口（默认布局：左边的文件浏览器开着），
-代码单元格没有一行被截断（要横向滚动才看得全）；每张图缩放以后，图里的字不小于 MIN_TEXT_PX 像素。
+学生在 JupyterLab 里看到的都放得下：1280 像素宽的窗口（默认布局：左边的文件浏览器开着）里，讲课 notebook、
+作业的学生版、两份讲义（JupyterLab 的 Markdown 预览）的每个输出、表格、markdown 都不超出它所在的区域，
+代码单元格没有一行被截断（要横向滚动才看得全）；每张图缩放以后，图里的字不小于 MIN_TEXT_PX 像素；
+HTML 表格（toyllm.tables.Table）的格子不折行。Voilà 面板和课程网站在 tests/e2e/test_voila.py、test_site.py 里用同一个量法
+（browser_offline.OVERFLOW）。
 
 【为什么在 JupyterLab 里量，不在 nbconvert 的 HTML 里量】学生用 make lab 打开 notebook。1280 像素宽时，JupyterLab
     的代码编辑区只有 846 像素（左边文件浏览器占 250 像素），nbconvert 的 HTML 有 1156 像素：在 HTML 里量，08 里
@@ -8,6 +11,9 @@
 
 【代码行】每个代码单元格的 CodeMirror 滚动区（.cm-scroller）：scrollWidth > clientWidth 就是有一行被截断了；
     失败信息列出超出的那几行（用 DOM Range 量每一行文字的右边界）。不数字符数（汉字占两个字符宽）。
+【放不下】每个输出区、markdown 单元格、Markdown 预览里的每个单元（表格、文字、公式、图……）向右伸到哪里
+    （能横向滚动的元素算上滚动的宽度）：超出区域的右边界就是放不下；打印的文字（<pre>）先改成不折行再量，
+    所以折行的输出（一个 dict 在单词中间折断）也算放不下。失败信息写出是哪个 notebook、第几个单元格、哪一节、要多宽。
 【图里的字】matplotlib 的内联图按 dpi（从 PNG 的 pHYs 块读出）画，宽于输出区的图被 CSS 缩小（max-width: 100%）。
     图里最小的字是 toyllm.plotstyle.MIN_FONT_PT 磅（tests/unit/ui/test_plotstyle.py 检查仓库里没有更小的字号设置），
     它在屏幕上是 MIN_FONT_PT × dpi / 72 × 显示宽度 / 原始宽度 像素，要 ≥ MIN_TEXT_PX。
@@ -17,27 +23,48 @@
 
 【运行】`python -m pytest -m browser tests/e2e/test_browser_fit.py`。需要 Debian 的 chromium 和 playwright、jupyterlab
     （同 tests/e2e/test_browser.py；没有时跳过，TOYLLM_REQUIRE_BROWSER=1 时失败）。notebook 不运行，只看提交的输出；
-    整个文件只启动一次 JupyterLab 和一次 chromium，每个 notebook 用 ?reset 打开（工作区里不堆积标签页）；
-    量在后台线程里先做（_measure），测试在最后逐个 notebook 检查量到的数。
+    整个文件只启动一次 JupyterLab 和一次 chromium，每个文件用 ?reset 打开（工作区里不堆积标签页），每页只做一次
+    page.evaluate；量在后台线程里先做（_measure），测试在最后逐个文件检查量到的数。每个 notebook 的第一张表存一张截图
+    artifacts/tables_<名字>.png。
 """
 
 import base64
+import contextlib
 import json
+import shutil
 import struct
 
 import pytest
 from background import Background
-from test_browser import CHROMIUM_ARGS, _requirements, running_jupyterlab
+from browser_offline import OVERFLOW, UNITS, too_wide
+from test_browser import ARTIFACTS, CHROMIUM_ARGS, _requirements, running_jupyterlab
 
 from tools.wrap_code_lines import LIMIT, long_lines
 from toyllm.plotstyle import MIN_FONT_PT, MIN_TEXT_PX
 
 from paths import ROOT
 
+with contextlib.suppress(ImportError):   # 在主线程里先导入 IPython：后台线程（_requirements 导入 ipywidgets）
+    import IPython  # noqa: F401        和主线程（matplotlib）同时第一次导入它时会出错（见过一次）
+
 NOTEBOOKS = tuple(sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")))
 """每一个讲课 notebook（新加的 notebook 自动包括在内）。"""
+HOMEWORK = tuple(sorted((ROOT / "notebooks" / "homework" / "release").glob("*/*.ipynb")))
+"""作业的学生版（学生打开的就是它们）。"""
+LECTURES = (ROOT / "lectures" / "lecture01_toy_llm.md", ROOT / "lectures" / "lecture06_scaling_rl.md")
+"""两份讲义：学生在 JupyterLab 里用 Markdown 预览读（用户设置里把 .md 的默认查看器设成 Markdown Preview）。"""
+FILES = tuple(ROOT / "notebooks" / f"{n}.ipynb" for n in NOTEBOOKS) + HOMEWORK + LECTURES
 WIDTH, HEIGHT = 1280, 900
 TIMEOUT_MS = 120_000
+
+AREAS = ".jp-OutputArea-output, .jp-MarkdownCell .jp-RenderedMarkdown, .jp-MarkdownViewer .jp-RenderedMarkdown"
+"""量放不下的区域：输出区、markdown 单元格、Markdown 预览。"""
+
+TABLES = """() => [...document.querySelectorAll('.jp-OutputArea-output table')].map(e => {
+    const cells = [...e.querySelectorAll('td, th')];
+    return {tallest: Math.max(...cells.map(c => c.getBoundingClientRect().height)),
+            font: parseFloat(getComputedStyle(cells[0]).fontSize)};
+})"""
 
 LINES_CUT_OFF = """() => [...document.querySelectorAll('.jp-CodeCell .cm-scroller')]
     .filter(s => s.scrollWidth > s.clientWidth + 1)
@@ -106,37 +133,50 @@ def test_png_dpi_reads_what_matplotlib_wrote():
         png_dpi(b"GIF89a")
 
 
-def _expected_images(name):
-    cells = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
+def _expected_images(path):
+    if path.suffix != ".ipynb":
+        return 0
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     return sum("image/png" in out.get("data", {}) for c in cells if c["cell_type"] == "code" for out in c["outputs"])
 
 
 def _measure(tmp):
     """
-    启动一次 JupyterLab（所有讲课 notebook 复制到临时目录）和一次 chromium，逐个打开 notebook，量出测试要看的东西：
-    {名字: {"editor": 代码编辑区宽度, "cut": 被截断的代码行（每个单元格一串）, "images": 每张图 {src, natural, shown}}}。
+    启动一次 JupyterLab（FILES 复制到临时目录，讲义的图也在）和一次 chromium，逐个打开，量出测试要看的东西：
+    {文件名: {"editor": 代码编辑区宽度, "cut": 被截断的代码行（每个单元格一串）, "images": 每张图 {src, natural, shown},
+    "wide": 放不下的单元（browser_offline.OVERFLOW）, "tables": 每张 HTML 表 {tallest, font}}}。
     大部分时间在等 JupyterLab 和 chromium（子进程）：在后台线程里先开始（tests/background.py），别的测试同时运行。
     """
     chromium = _requirements()
     from playwright.sync_api import sync_playwright
     found = {}
-    with running_jupyterlab(tmp, [ROOT / "notebooks" / f"{n}.ipynb" for n in NOTEBOOKS]) as (base, token, _):
+    ARTIFACTS.mkdir(exist_ok=True)
+    with running_jupyterlab(tmp, FILES) as (base, token, root):
+        shutil.copytree(ROOT / "lectures" / "figures", root / "figures")        # 讲义里的图：figures/…
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
             try:
-                for name in NOTEBOOKS:
+                for path in FILES:
                     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT}, locale="zh-CN")
                     try:
                         page.set_default_timeout(TIMEOUT_MS)
-                        page.goto(f"{base}/lab/tree/{name}.ipynb?reset&token={token}")
-                        page.wait_for_selector(".jp-CodeCell .cm-line")
-                        page.wait_for_function(
-                            "n => [...document.querySelectorAll('.jp-OutputArea-output img')]"
-                            ".filter(e => e.complete && e.naturalWidth > 0).length >= n", arg=_expected_images(name))
-                        found[name] = {
-                            "editor": page.evaluate(
-                                "() => document.querySelector('.jp-CodeCell .cm-scroller').clientWidth"),
-                            "cut": page.evaluate(LINES_CUT_OFF), "images": page.evaluate(IMAGES)}
+                        page.goto(f"{base}/lab/tree/{path.name}?reset&token={token}")
+                        if path.suffix == ".md":
+                            page.wait_for_selector(".jp-MarkdownViewer .jp-RenderedMarkdown h1")    # 公式和文字一起排好
+                        else:
+                            page.wait_for_selector(".jp-CodeCell .cm-line")
+                            page.wait_for_function(
+                                "n => [...document.querySelectorAll('.jp-OutputArea-output img')]"
+                                ".filter(e => e.complete && e.naturalWidth > 0).length >= n",
+                                arg=_expected_images(path))
+                        found[path.name] = page.evaluate(
+                            f"""() => ({{
+                                editor: (document.querySelector('.jp-CodeCell .cm-scroller') || {{}}).clientWidth,
+                                cut: ({LINES_CUT_OFF})(), images: ({IMAGES})(), tables: ({TABLES})(),
+                                wide: ({OVERFLOW})({json.dumps([AREAS, UNITS, None])})}})""")
+                        if path.stem in NOTEBOOKS and found[path.name]["tables"]:
+                            page.locator(".jp-OutputArea-output table").first.screenshot(
+                                path=str(ARTIFACTS / f"tables_{path.stem}.png"))
                     finally:
                         page.close()
             finally:
@@ -154,9 +194,9 @@ def measured(tmp_path_factory):
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize("name", NOTEBOOKS + tuple(p.stem for p in HOMEWORK))
 def test_code_lines_and_figure_text_fit_a_1280_px_jupyterlab(name, measured):
-    found = measured[name]
+    found = measured[f"{name}.ipynb"]
     # 布局确实是学生看到的那样：文件浏览器开着，代码区比整个窗口窄得多
     editor = found["editor"]
     assert 700 < editor < 900, f"代码编辑区 {editor} 像素：JupyterLab 的默认布局变了，请重新测量（rules.md）"
@@ -175,3 +215,22 @@ def test_code_lines_and_figure_text_fit_a_1280_px_jupyterlab(name, measured):
                             f"{MIN_FONT_PT} 磅的字只有 {text_px:.1f} 像素")
     assert not problems, (f"{name} 在 {WIDTH} 像素宽的 JupyterLab 里放不下（图里的字要 ≥ {MIN_TEXT_PX} 像素，"
                           f"见 toyllm.plotstyle.MAX_FIGURE_WIDTH_IN）：\n" + "\n".join(problems))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_outputs_tables_and_markdown_fit_a_1280_px_jupyterlab(path, measured):
+    """每个输出、表格、markdown（讲义在 Markdown 预览里）都不超出它的区域；打印的文字不折行（issue 40）。"""
+    wide = measured[path.name]["wide"]
+    assert not wide, (f"{path.relative_to(ROOT)} 在 {WIDTH} 像素宽的 JupyterLab（文件浏览器开着）里放不下"
+                      f"（{len(wide)} 处；表格拆窄一些，dict 一行一个键或者用 toyllm.tables.Table）：\n" + too_wide(wide))
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_tables_render_on_one_line_each(name, measured):
+    """HTML 表格（toyllm.tables.Table）的格子不折行：中文、"≥"、"±" 不把格子撑成两行。"""
+    tables = measured[f"{name}.ipynb"]["tables"]
+    assert tables, f"{name} 里没有 HTML 表格"
+    for i, info in enumerate(tables):
+        assert info["tallest"] < 2.2 * info["font"], f"{name} 的第 {i} 张表有格子折成了两行"

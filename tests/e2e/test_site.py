@@ -7,7 +7,8 @@
       MathJax 来自网站自己的 _static/mathjax/，不从 CDN 加载；
     · 图：每一张 <img> 都加载成功（naturalWidth > 0）；讲义的 7 张图和 notebook 的输出图都在；
     · 没有任何请求离开本机：除了 127.0.0.1 上的本地服务器，每个请求都被拦下并记录，最后必须一个都没有；
-    · 目录按上课顺序（讲义 → notebook 00–07 → 作业），页面语言是中文；站内链接都指向存在的页面。
+    · 目录按上课顺序（讲义 → notebook 00–07 → 作业），页面语言是中文；站内链接都指向存在的页面；
+    · 1280 像素宽的窗口里，正文里的代码、输出、表格、公式都不超出正文（browser_offline.OVERFLOW，和 JupyterLab 里同一个量法）。
 【运行】python -m pytest -m browser tests/e2e/test_site.py。需要 .[site]（pip install -e '.[site]'，make site 会装）
     和 Debian 的 chromium；缺了时跳过并说明原因，TOYLLM_REQUIRE_BROWSER=1（CI）时改为失败。
     截图存到 artifacts/site_lecture06.png。网站构建到临时目录（测试的是当前的源文件，不是上次 make site 的结果）。
@@ -23,7 +24,7 @@ import urllib.parse
 
 import pytest
 from background import Background
-from browser_offline import offline_context, require
+from browser_offline import OVERFLOW, UNITS, offline_context, require, too_wide
 from test_browser import ARTIFACTS
 from paths import ROOT
 
@@ -31,9 +32,10 @@ pytestmark = pytest.mark.browser
 
 TIMEOUT_MS = 60_000
 # 目录（左边栏）里应当出现的页面，按上课顺序；每一项是标题的开头
-TOC_ORDER = ["课程主页", "第 1 讲回顾", "第 6 讲", "来源表", "00 ·", "01 ·", "02 ·", "03 ·", "04 ·", "05 ·", "06 ·", "06b ·", "07 ·", "08 ·", "09 ·",
+TOC_ORDER = ["课程主页", "第 1 讲回顾", "第 6 讲", "来源表", "勘误与更正", "00 ·", "01 ·", "02 ·", "03 ·", "04 ·", "05 ·", "06 ·", "06b ·", "07 ·", "08 ·", "09 ·",
              "作业一", "作业二", "作业三"]
 PAGES = ["site/index.html", "lectures/lecture01_toy_llm.html", "lectures/lecture06_scaling_rl.html", "lectures/sources.html",
+         "lectures/errata.html",
          *[f"notebooks/{p.stem}.html" for p in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))],
          *[f"notebooks/homework/release/{p.parent.name}/{p.stem}.html"
            for p in sorted((ROOT / "notebooks" / "homework" / "release").glob("*/*.ipynb"))]]
@@ -53,16 +55,17 @@ def _build(out):
 
 def _build_and_visit(out):
     """
-    构建网站，再在本机提供它、在断网的 chromium 里打开每一页、逐项检查（_check_pages）。返回 (html 目录, None 或 打开页面时的异常)：
-    页面的检查失败只让 test_every_page_offline_formulas_images_toc 失败，不连累只读 html 文件的测试。
+    构建网站，再在本机提供它、在断网的 chromium 里打开每一页、逐项检查（_check_pages）。返回 (html 目录, None 或 打开页面时的异常,
+    {页面: 放不下的单元}）：页面的检查失败只让 test_every_page_offline_formulas_images_toc 失败，不连累只读 html 文件的测试。
     """
     html = _build(out)
+    wide = {}
     try:
         with serving(html) as server:
-            _check_pages(server)
-        return html, None
+            _check_pages(server, wide)
+        return html, None, wide
     except (Exception, pytest.fail.Exception) as e:            # noqa: BLE001 —— 交给打开页面的测试重新抛出
-        return html, e
+        return html, e, wide
 
 
 BACKGROUND = Background(_build_and_visit, "site", priority=2)
@@ -142,12 +145,23 @@ def test_every_page_offline_formulas_images_toc(built):
         raise built[1]
 
 
-def _check_pages(server):
+def test_every_page_fits_a_1280_px_window(built):
+    """1280 像素宽的窗口里（site/_static/toyllm.css 把本页目录收起来），每一页的正文都不超出（issue 40）。"""
+    if built[1] is not None:
+        raise built[1]
+    assert set(built[2]) == set(PAGES), "有的页面没有量到"
+    bad = {page: found for page, found in built[2].items() if found}
+    assert not bad, "这些页面在 1280 像素宽的窗口里放不下：\n" + "\n".join(
+        f"{page}：\n{too_wide(found)}" for page, found in bad.items())
+
+
+def _check_pages(server, wide):
+    """打开每一页逐项检查（失败就抛出）；wide（dict）里记下每一页放不下的单元。"""
     blocked = []
     ARTIFACTS.mkdir(exist_ok=True)
     typeset = {}
     images = {}
-    with offline_context(blocked, viewport=(1300, 900)) as context:
+    with offline_context(blocked, viewport=(1280, 900)) as context:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         for path in PAGES:
@@ -172,6 +186,7 @@ def _check_pages(server):
             bad = [src for src, width in sizes if not width]
             assert not bad, f"{path}：这些图没有加载出来：{bad}"
             images[path] = len(sizes)
+            wide[path] = page.evaluate(OVERFLOW, ["article.bd-article", UNITS, None])
             if path == "lectures/lecture06_scaling_rl.html":
                 toc = page.locator("nav.bd-docs-nav a.reference").all_inner_texts()
                 page.screenshot(path=str(ARTIFACTS / "site_lecture06.png"))

@@ -2,7 +2,8 @@
 上课用的无代码控制面板（make voila）：用 Voilà 提供 dashboards/ 里的页面，在真实浏览器里拖一个滑块，看图变了。
 
 【检查什么】页面上没有代码；按名字（"迭代次数"）找到滑块，用键盘把它拨到最小值（和用鼠标拖一样触发重算），
-    面板里的图（<img> 的 src）变成一张新图；页面没有向本机以外发任何请求（都被拦下并记录）。
+    面板里的图（<img> 的 src）变成一张新图；页面没有向本机以外发任何请求（都被拦下并记录）；
+    1280 像素宽的窗口里，面板的控件、文字、图都放得下，控件的标签没有被截断（browser_offline.OVERFLOW）。
 【运行】python -m pytest -m browser tests/e2e/test_voila.py。需要 .[voila]（pip install -e '.[voila]'；make voila 会装）
     和 Debian 的 chromium；缺了时跳过并说明原因，TOYLLM_REQUIRE_BROWSER=1（CI）时改为失败。
     三个面板（dashboards/*.ipynb）各测一次；截图存到 artifacts/voila_<面板>.png。
@@ -13,7 +14,7 @@ import os
 import subprocess
 
 import pytest
-from browser_offline import offline_context, require
+from browser_offline import OVERFLOW, UNITS, offline_context, require, too_wide
 from test_browser import ARTIFACTS, _free_port, wait_for_server
 from paths import ROOT
 
@@ -101,13 +102,14 @@ def test_moving_a_slider_redraws_the_figure(voila):
     base, label, dashboard = voila
     ARTIFACTS.mkdir(exist_ok=True)
     blocked = []
-    with offline_context(blocked) as context:
+    with offline_context(blocked, viewport=(1280, 900)) as context:
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
         try:
             _open_first_page(page, base, dashboard)
             page.wait_for_function(f"() => ({FIGURE})() && ({FIGURE})().startsWith('data:image/png')")
             before = page.evaluate(FIGURE)
+            wide = page.evaluate(OVERFLOW, ["body", UNITS, ".widget-label, .widget-readout"])
             body = page.inner_text("body")
             assert "面板" in body or "作业" in body
             assert "from toyllm.dashboards" not in body and "_dashboard()" not in body, "Voilà 页面上不应显示代码"
@@ -128,3 +130,4 @@ def test_moving_a_slider_redraws_the_figure(voila):
             page.screenshot(path=str(ARTIFACTS / f"voila_{dashboard}_failure.png"), full_page=True)
             raise
     assert not blocked, f"Voilà 页面向外发了请求（都被拦下了）：{sorted(set(blocked))[:10]}"
+    assert not wide, f"面板 {dashboard} 在 1280 像素宽的窗口里放不下：\n" + too_wide(wide)

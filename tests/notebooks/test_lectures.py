@@ -380,14 +380,7 @@ def test_claims_in_the_prose_agree_with_the_numbers(numbers):
     assert g["pass1_end"] > 0.9 > g["pass1_start"]
     assert g["entropy_last"] < g["entropy_first"]
     assert g["zero_std_last"] > g["zero_std_first"]
-    # 8.2：clip-higher 熵更高（每个种子），pass@1 几乎一样，多出的 bug 概率在不咬人的情境里，上界裁剪很少
-    sym, hi = numbers["clip_higher"]["rows"]
-    assert (sym["eps_high"], hi["eps_high"]) == (0.2, 0.28)
-    assert all(b > a for a, b in zip(sym["entropy_last_by_seed"], hi["entropy_last_by_seed"]))
-    assert abs(hi["pass1_end"] - sym["pass1_end"]) < 0.005
-    assert hi["p_bug_harmless"] > 2 * sym["p_bug_harmless"]
-    assert abs(hi["p_bug_other"] - sym["p_bug_other"]) < 0.01
-    assert max(sym["clip_high"], hi["clip_high"]) < 0.01
+    _check_clip_higher(numbers["clip_higher"], _text(L06))
     # 10.1：S 形拟合得好；基座越大 R0 越高、到 0.8 用的计算越少；A 都顶到 1
     fits = numbers["sigmoid_fit"]["rows"]
     assert all(f["rmse"] < 0.01 for f in fits)
@@ -400,6 +393,43 @@ def test_claims_in_the_prose_agree_with_the_numbers(numbers):
     gaps = [r["rl"] - r["base"] for r in y["rows"]]
     assert gaps == sorted(gaps, reverse=True) and gaps[0] > 0.3
     assert y["max_base_minus_rl"] <= 1e-12
+
+
+def _section(text, head, next_head):
+    return text.split(head, 1)[1].split(next_head, 1)[0]
+
+
+def _check_clip_higher(c, note):
+    """
+    8.2 节：上界裁剪比例是 0 的训练，ε_high 改成 0.28 也逐位相同；μ = 1 和 lr = 2 时一步也裁不到；
+    裁得到时每个种子配对比较，判定由 seed_verdict 算（≥ 5 个种子），正文的说法和判定一致。
+    """
+    from toyllm.estimators import seed_verdict
+
+    g = c["grid"]
+    for row in g["rows"]:
+        assert len(row["identical_by_seed"]) == len(row["clip_high_by_seed"]) == len(g["seeds"])
+        for clip, same in zip(row["clip_high_by_seed"], row["identical_by_seed"]):
+            assert same or clip > 0, f"lr = {row['lr']}、μ = {row['mu']}：上界一步也没裁，两种 ε_high 却不一样"
+        if row["mu"] == 1 or row["lr"] == 2.0:                   # 正文："μ = 1 那一列""lr = 2 那一行"全是 0
+            assert row["clip_high"] == 0 and row["identical"] == len(g["seeds"])
+    assert max(r["clip_high"] for r in g["rows"]) < 0.001                  # "被裁的步也不到千分之一"
+    assert [r["identical"] for r in g["rows"] if (r["lr"], r["mu"]) == (c["lr"], c["mu"])] == [0]
+    sym, hi = c["rows"]
+    assert (sym["eps_high"], hi["eps_high"]) == (0.2, 0.28) and len(c["seeds"]) >= 5
+    assert c["entropy_diff_by_seed"] == pytest.approx(np.subtract(hi["entropy_last_by_seed"],
+                                                                  sym["entropy_last_by_seed"]), abs=2e-6)
+    for key, name in (("entropy_last_by_seed", "verdict"), ("p_bug_harmless_by_seed", "p_bug_harmless_verdict"),
+                      ("pass1_end_by_seed", "pass1_verdict")):
+        fresh = seed_verdict(hi[key], sym[key])
+        assert fresh["verdict"] == c[name]["verdict"] and fresh["n"] == len(c["seeds"])
+        assert fresh["t"] == pytest.approx(c[name]["t"], rel=1e-5)
+    assert abs(hi["pass1_end"] - sym["pass1_end"]) < 0.005                  # "最终的 pass@1 几乎一样"
+    d = c["entropy_diff_by_seed"]
+    assert min(d) < 0 < max(d) and c["verdict"]["diff"] > 0                # "平均高一些，但有正有负"
+    prose = _section(note, "### 8.2 ", "### 8.3 ").split("<!-- /generated:clip_higher -->")[1]
+    assert c["verdict"]["verdict"] == c["p_bug_harmless_verdict"]["verdict"] == "这个大小上分不出"
+    assert "**这个大小上分不出** clip-higher 让熵更高" in prose and "这一列的差也分不出" in prose
 
 
 def test_evaluation_numbers_are_reproduced_by_the_script(numbers):

@@ -33,8 +33,13 @@ MENTIONS = {
     ("lectures/lecture06_scaling_rl.md", "| `reinforce` | REINFORCE | — | —（CS336 作业 5 的 no_baseline） |"):
         "check:preset-peers 表的格子必须逐字等于 toyllm.peers.PRESET_PEERS（tests/test_lectures.py），不能加编号；"
         "同一说法在第 6 节的表里带着 S106",
-    ("lectures/lecture06_scaling_rl.md", "| 选项（取值） | TRL（`GRPOConfig`） | 出处 | verl（`main_ppo` 的覆盖项） | 出处 |"):
-        "8.11 节生成的对照表的表头，只是列名；表的说明句带 S149，每一行的出处格带那个文件的编号",
+    ("lectures/lecture06_scaling_rl.md", "| 选项（取值） | TRL（`GRPOConfig` 的关键字参数） |"):
+        "8.11 节生成的 TRL 对照表的表头，只是列名；表的说明句带 S149，每一格的出处带那个文件的编号",
+    ("lectures/lecture06_scaling_rl.md", "| 选项（取值） | verl（`main_ppo` 的覆盖项） |"):
+        "8.11 节生成的 verl 对照表的表头，只是列名；表的说明句带 S149，每一格的出处带那个文件的编号",
+    ("lectures/lecture06_scaling_rl.md", "| `reinforce_pp` | REINFORCE++-baseline | adv_estimator=reinforce_plus_plus_baseline |"):
+        "check:preset-peers 表的格子必须逐字等于 toyllm.peers.PRESET_PEERS，不能加编号；"
+        "TRL 那一格的说法在表后的句子里带着 S581",
 }
 
 
@@ -136,6 +141,20 @@ def test_every_quote_is_in_the_lines_it_cites():
     """原文出现在引用的行附近（行由 tools/check_sources.py --write 从固定 commit 取出，存在 tests/data/source_lines.json）。"""
     problems = check_sources.problems_of(ROWS, STORED)
     assert not problems, "\n".join(f"{k}：{p}" for k, p in problems)
+
+
+def test_every_quote_is_inside_the_cited_range_not_just_near_it():
+    """原文在引用的行之内，不只是在前后 CONTEXT 行的余量里（issue 40：S124 引 L422–L470，原文在 L471）。"""
+    problems = check_sources.range_problems_of(ROWS, STORED)
+    assert not problems, "\n".join(f"{k}：{p}" for k, p in problems)
+
+
+def test_range_check_catches_an_off_by_one_range():
+    cited = "verl@b178a3cd:f.py#L5-L6"
+    stored = {"verl@b178a3cd:f.py#L5-L6": "\n".join(f"line {i}" for i in range(2, 10))}   # 第 2–9 行（前后各 3 行）
+    rows = {"S1": {"sources": cited, "quote": "`line 9`"}, "S2": {"sources": cited, "quote": "`line 6`"}}
+    assert [k for k, _ in check_sources.range_problems_of(rows, stored)] == ["S1"]
+    assert not check_sources.problems_of(rows, stored)                      # 宽松的检查放过了 S1
 
 
 def test_quote_matching_is_not_trivial():

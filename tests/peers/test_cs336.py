@@ -233,3 +233,18 @@ def test_cs336_functions_refuse_bad_inputs_in_chinese():
         cs336.sft_loss([np.nan])
     with pytest.raises(ValueError, match="gradient_accumulation_steps 必须 >= 1"):
         cs336.microbatch_train_step(cs336.sft_loss(np.zeros((1, 1))), np.ones((1, 1)), 0)
+
+
+ON_RL_LOSSES = {"test_compute_group_normalized_rewards_normalize_by_std",
+                "test_compute_group_normalized_rewards_no_normalize_by_std", "test_compute_entropy"}
+"""直接跑在 toyllm.rl.losses 上的快照（test_compute_group_normalized_rewards、test_compute_entropy）；其余经过 toyllm.peers.cs336。"""
+
+
+def test_the_lecture_counts_the_snapshots_as_they_are_used():
+    """讲义 8.10 节写的快照个数就是这里的个数（issue 40：原来写"22 个都跑在适配器上"，其实 3 个跑在 rl.losses 上）。"""
+    names = {p.stem for p in SNAP.glob("*.npz")}
+    assert ON_RL_LOSSES <= names
+    n, k = len(names), len(ON_RL_LOSSES)
+    lecture = (Path(__file__).resolve().parents[2] / "lectures" / "lecture06_scaling_rl.md").read_text(encoding="utf-8")
+    assert (f"{n} 个快照核对：{n - k} 个经过适配器跑在 `toyllm.peers.cs336` 上，{k} 个（组内标准化的奖励 2 个、熵 1 个）"
+            "直接跑在 `toyllm.rl.losses` 上") in lecture

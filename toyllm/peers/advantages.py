@@ -72,10 +72,11 @@ def opo_advantages(rewards, group_size, mask):
 
 def gpg_advantages(rewards, group_size):
     """
-    GPG（Chu et al. 2025，arXiv 2504.02546）的优势[S510]：A_i = α (r_i − 组平均)，α = B / 奖励非零的份数（至少 1）。
+    verl 的 GPG 优势（adv_estimator="gpg"）[S510]：A_i = α (r_i − 组平均)，α = B / 奖励非零的份数（至少 1）。
 
-    【思路】verl compute_gpg_outcome_advantage（f_norm = 1）[S510]：不除以标准差；α 把"整批里有多少份拿到了奖励"
-        折算进来：对的越少，α 越大。
+    【思路】这是 verl compute_gpg_outcome_advantage（f_norm = 1）的算法[S510]。verl 的文档指向 GPG 论文（Chu et al. 2025，
+        arXiv 2504.02546），论文里 α 怎样定义没有对照原文，所以这里只说它是 verl 的做法[S510]。不除以标准差；α 把"整批里有多少份
+        拿到了奖励"折算进来：对的越少，α 越大。
     【参数】rewards：(B,) 结果奖励；group_size：G
     【返回】(B,) 数组
     【例子】gpg_advantages([1, 0, 0, 0], 4) → α = 4，A = [3, −1, −1, −1]

@@ -149,7 +149,8 @@ def to_verl(config, ignore=(), as_dict=False):
         to_verl(PRESETS["gspo"])[-3:]
         # → ['actor_rollout_ref.actor.policy_loss.loss_mode=gspo', 'actor_rollout_ref.actor.clip_ratio_low=0.0003',
         #    'actor_rollout_ref.actor.clip_ratio_high=0.0004']
-        print("python -m verl.trainer.main_ppo", *to_verl(PRESETS["grpo"]))   # 一整行命令[S516]
+        print("python -m verl.trainer.main_ppo", *to_verl(tiny_config("grpo")))   # 一整行命令[S516]
+        # 网络用 tinylm.tiny_config 的 Adam、lr = 3e-4；玩具的 PRESETS["grpo"] 会写出 lr = 2 的 SGD，一步就毁掉网络
     """
     out = to_peer(_config(config, "to_verl"), "verl", ignore)
     return out if as_bool("as_dict", as_dict) else [f"{k}={hydra_value(v)}" for k, v in out.items()]

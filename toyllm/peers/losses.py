@@ -115,7 +115,7 @@ def gpg_surrogate(adv, logp, mask):
     GPG（Chu et al. 2025，arXiv 2504.02546）：最朴素的策略梯度[S521] l = −A · log π，没有比率、没有裁剪。
 
     【思路】导数 ∂l/∂log π = −A。verl policy_loss.loss_mode="gpg"（配 adv_estimator="gpg"[S510]：
-        A = α (r − 组平均)，α = B / 奖励非零的份数，见 toyllm.peers.advantages.gpg_advantages）。
+        A = α (r − 组平均)，α = B / 奖励非零的份数，是 verl 代码的算法，见 toyllm.peers.advantages.gpg_advantages）。
         μ > 1 时也不看 π_old：每次更新都是同一个 −A ∇log π。TRL 没有 GPG；CS336 的 naive 损失是同一个公式[S502]
         （toyllm.peers.cs336.naive_policy_gradient_loss，它接受任何实数，这里的 log π 来自模型）。
     【参数】adv：(B,) 或 (B, L)；logp：(B, L) log π_θ；mask：(B, L) bool
@@ -218,8 +218,8 @@ def vespo_surrogate(log_ratio, adv, logp, mask, k_pos=2.0, lambda_pos=3.0, k_neg
             k, λ = (k_pos, λ_pos)（A ≥ 0）或 (k_neg, λ_neg)（A < 0）；λ 至少 1e-4
             φ = exp( λ + k log w − λ w )                φ(1) = 1；w 离 1 越远 φ 越小
             l_t = − sg(φ_i) · A · log π_t               导数 ∂l/∂log π = −φ_i A（和 CISPO 一样，梯度总是流过 log π）
-        TRL 用 dapo 的聚合（全局步数），对应 loss_agg="token-mean"；TRL 要求 importance_sampling_level="token"
-        （它自己在里面算序列级的 w）。默认值是 TRL 的：vespo_k_pos = 2、vespo_lambda_pos = 3、vespo_k_neg = 3、
+        TRL 用 dapo 的聚合（全局步数），对应 loss_agg="token-mean"。importance_sampling_level 不是 "token" 时 TRL 只警告、
+        不报错，而且 vespo 的 w 总是自己从逐步的 log 比率求和，不看这个选项[S582]；本包的 vespo 也只有这一种。默认值是 TRL 的：vespo_k_pos = 2、vespo_lambda_pos = 3、vespo_k_neg = 3、
         vespo_lambda_neg = 2（trl/trainer/grpo_config.py）[S540]。verl 没有 VESPO[S540]。
     【参数】log_ratio、logp：(B, L)；adv：(B,) 或 (B, L)；mask：(B, L) bool；k_pos、k_neg：≥ 0；lambda_pos、lambda_neg：≥ 0
     【返回】Surrogate（不裁剪），另有 .dloss_dlogp、.phi（每步的 φ，同一份解答相同）

@@ -149,7 +149,12 @@ ROWS = (
         const(f"{_ALG}:476", {_ALGO + "adv_estimator": "rloo"})),
     Row("advantage", ("grpo",), const(f"{_TR}:2707", {}, "GRPOTrainer 本来就是；除不除标准差见 scale_rewards"),
         const(f"{_ALG}:266", {_ALGO + "adv_estimator": "grpo"})),
-    Row("advantage", ("reinforce_pp",), absent("GRPOTrainer 不在整批上白化（scale_rewards=\"batch\" 是另一回事）"),
+    Row("advantage", ("reinforce_pp",),
+        absent("GRPOTrainer 减去组平均，再按 scale_rewards 除以组或整批奖励的标准差（或不除），不再白化；"
+               "normalize_then_sum（grpo_trainer.py:2710）"
+               "在整批上白化，可它先把每个奖励函数的奖励在组内标准化。TRL 的文档让 REINFORCE++ 用 RLOOTrainer："
+               "RLOOConfig(normalize_advantages=True)，to_trl 不转换到它",
+               "trl/trainer/rloo_config.py:523"),
         const(f"{_ALG}:424", {_ALGO + "adv_estimator": "reinforce_plus_plus_baseline"})),
     Row("advantage", ("reinforce_pp_no_baseline",), absent("GRPOTrainer 总是减去组平均", f"{_TR}:2705"),
         const(f"{_ALG}:582", {_ALGO + "adv_estimator": "reinforce_plus_plus"}, "折扣用 algorithm.gamma（core_algos.py:604）")),
@@ -170,7 +175,8 @@ ROWS = (
     Row("loss_agg", ("token-mean", "dapo"), _trl_agg("dapo"), _verl_agg("token-mean", f"{_ALG}:1055")),
     Row("loss_agg", ("bnpo",), _trl_agg("bnpo"), _verl_agg("token-mean", f"{_ALG}:1055")),
     Row("loss_agg", ("constant", "dr_grpo"), _trl_agg("dr_grpo"),
-        absent("verl 的 seq-mean-token-sum-norm 不除以 B，是它的 B 倍", f"{_ALG}:1072")),
+        absent("seq-mean-token-sum-norm 不除以 B，在每个 micro-batch 上除以补齐后的长度 L（dp_actor.py:578 再乘 1 / 梯度累积步数），"
+               "合起来是 dr_grpo 的 m · L_max / L 倍（m = 每卡 micro-batch 的份数）", f"{_ALG}:1072")),
     Row("loss_agg", ("seq-mean-token-sum",), absent("TRL 没有先按每份解答求和、再平均的 loss_type"),
         _verl_agg("seq-mean-token-sum", f"{_ALG}:1059")),
     Row("loss_agg", ("seq-mean-token-sum-norm",), absent("TRL 的 dr_grpo 还要除以 B"),
@@ -299,7 +305,7 @@ PRESET_PEERS = types.MappingProxyType({
     "reinforce": ("—", "—（CS336 作业 5 的 no_baseline）"),
     "rloo": ("adv_estimator=rloo", "RLOOTrainer"),
     "grpo": ("adv_estimator=grpo, loss_agg_mode=seq-mean-token-mean", "loss_type=grpo"),
-    "dr_grpo": ("norm_adv_by_std_in_grpo=False, loss_agg_mode=seq-mean-token-sum-norm（B 倍）",
+    "dr_grpo": ("norm_adv_by_std_in_grpo=False, loss_agg_mode=seq-mean-token-sum-norm（差一个倍数，见 8.7 节）",
                 "loss_type=dr_grpo, scale_rewards=none"),
     "ppo": ("ppo_epochs=4, use_kl_loss, loss_agg_mode=token-mean", "scale_rewards=batch, num_iterations=4, beta=0.04"),
     "dapo": ("filter_groups.enable, clip_ratio_high=0.28, token-mean", "loss_type=dapo, epsilon_high=0.28（无动态采样）"),
@@ -307,7 +313,7 @@ PRESET_PEERS = types.MappingProxyType({
     "ppo_dual_clip": ("clip_ratio_c=3（vanilla 默认）", "delta=3"),
     "gspo": ("loss_mode=gspo", "importance_sampling_level=sequence, loss_type=grpo"),
     "cispo": ("loss_mode=cispo", "loss_type=cispo, epsilon_high=1.2（只截上界）"),
-    "reinforce_pp": ("adv_estimator=reinforce_plus_plus_baseline", "—"),
+    "reinforce_pp": ("adv_estimator=reinforce_plus_plus_baseline", "RLOOTrainer, normalize_advantages=True（TRL 文档的近似）"),
     "grpo_async": ("rollout_is=token, rollout_is_threshold=2",
                    "vllm_importance_sampling_mode=token_truncate, vllm_importance_sampling_clip_max=2（只修正 vLLM 的概率差）"),
     "reinforce_pp_no_baseline": ("adv_estimator=reinforce_plus_plus", "—"),

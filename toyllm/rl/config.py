@@ -174,8 +174,10 @@ class RLConfig:
         "\"seq-mean\"（= verl \"seq-mean-token-mean\" = TRL loss_type=\"grpo\"）：Σ_i (Σ_t l / |o_i|) / B；"
         "\"token-mean\"（= verl \"token-mean\" = TRL \"dapo\" / \"bnpo\"，单卡）：Σ l / Σ|o_i|；"
         "\"constant\"（= TRL \"dr_grpo\"）：Σ l / (B × L_max)，L_max = 训练题里最长的步数（相当于 TRL 的 "
-        "max_completion_length）；verl \"seq-mean-token-sum-norm\" 是 Σ l / L_max（L_max 是补齐后的长度），"
-        "不除以 B，所以是 constant 的 B 倍（verl actor.loss_scale_factor 可以换掉 L_max，选项 loss_scale_factor）；verl "
+        "max_completion_length）；verl \"seq-mean-token-sum-norm\" 在一个 micro-batch 上是 Σ l / L（L 是补齐后的长度），"
+        "不除以 B；verl 的 actor 再乘 1 / 梯度累积步数、各卡梯度取平均，所以它是 constant 的 m · L_max / L 倍"
+        "（m 是每卡一个 micro-batch 的份数；一张卡、一个 micro-batch 时 m = B）。verl actor.loss_scale_factor 可以换掉 L"
+        "（本包的选项 loss_scale_factor；verl 只有新的 worker 读它）；verl "
         "\"seq-mean-token-sum\"：Σ_i Σ_t l / B。有全空的行时 verl 的两个 seq-mean-* 只除以非空的行数（core_algos.py agg_loss 的 "
         "seq_mask），TRL grpo 和本包 seq-mean 除以 B；TRL \"luspo\"：Σ_i |o_i| l_i / B（配 is_level=\"sequence\"）", AGGREGATIONS)
     mu: int = option(1, "每批更新次数 μ", "每批数据更新几次 μ（≥ 1）",

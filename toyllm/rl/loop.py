@@ -237,10 +237,10 @@ def run(policy, cfg, hist, *, advantage_fn=None, surrogate_fn=None, callback=Non
     return hist
 
 
-def progress_bar(total, desc, show):
-    """tqdm 进度条（show=False 时不显示）。"""
-    from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, disable=not show, leave=False)
+def progress_bar(total, desc, show, unit="步"):
+    """文字的进度（tables.TextProgress：一行字，notebook 保存以后照样能读；show=False 时什么也不写）。"""
+    from ..tables import TextProgress
+    return TextProgress(total, desc, show, unit)
 
 
 __all__ = ["Group", "Policy", "Tokens", "run"]

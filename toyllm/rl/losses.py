@@ -344,7 +344,8 @@ def aggregation_weights(mask, how="seq-mean", max_len=None, scale_factor=None):
             "token-mean"：w = 1 / Σ_i |o_i|       所有步一起平均（DAPO；TRL "dapo" / "bnpo"；verl "token-mean"）
             "constant"：w = 1 / (B · L_max)       常数归一化（Dr. GRPO；TRL "dr_grpo"）
             "seq-mean-token-sum"：w = 1 / B'      verl：每份解答内求和，再对非空的解答平均
-            "seq-mean-token-sum-norm"：w = 1 / L  verl：总和除以补齐后的长度（不除以 B，是 "constant" 的 B 倍）；
+            "seq-mean-token-sum-norm"：w = 1 / L  verl：总和除以补齐后的长度（不除以 B：这一批里它是 "constant" 的
+                                                 B 倍；verl 在每个 micro-batch 上这样算，合起来的倍数见讲义 8.7 节）；
                                                  给了 scale_factor 就除以它（verl actor.loss_scale_factor）
             verl 的 "seq-mean-token-mean" 也除以非空的行数 B'，TRL "grpo" / 本包 "seq-mean" 除以 B（全空的行算在内）。
         verl / TRL 的每个名字见 AGGREGATION_TABLE（TRL 的名字和同类的 verl 名字算出同一个数）。

@@ -106,15 +106,16 @@ def step_error_table(counts, toy=None):
 
     【参数】counts：step_errors 的返回值；toy：玩具模型（toyllm.ToyLLM 或 TrainableLLM，可选）：
         给了就加三列，它在这个情境第一步的 π(correct)、π(bug)、π(careless)
-    【返回】Table：情境、步数、做对的比例，做错的步里像 bug / 像粗心 / 别的各占多少（没有做错的步时写 —）
+    【返回】Table：情境、步数、做对（的比例），像 bug / 像粗心 / 别的（做错的步里各占多少；没有做错的步时写 —）。
+        表头短，9 列的表在 1280 像素宽、开着文件浏览器的 JupyterLab 里也放得下
     """
     if not isinstance(counts, dict) or not counts:
         raise ValueError(f"counts 必须是 step_errors 返回的非空字典，收到 {counts!r}"[:200])
-    headers = ["情境", "步数", "网络做对", "错里像 bug", "错里像粗心", "错里别的"]
+    headers = ["情境", "步数", "做对", "像 bug", "像粗心", "别的"]
     if toy is not None:
         if not isinstance(toy, ToyLLM):
             raise TypeError(f"toy 必须是玩具模型（toyllm.ToyLLM 或 TrainableLLM），收到 {type(toy).__name__}")
-        headers += [f"玩具 {toy.name} π(correct)", "π(bug)", "π(careless)"]
+        headers += ["玩具 π(correct)", "π(bug)", "π(careless)"]
     rows = []
     for key, c in counts.items():
         wrong = c["steps"] - c["correct"]

@@ -100,7 +100,7 @@ def pretrain(name, examples=None, progress=False, callback=None):
     照配方从头训练名字为 name 的网络（make pretrain 用它；测试用它重跑前 50 步）。
 
     【参数】name：PRETRAINED 之一；examples：训练题（默认 training_examples()；几种大小一起训练时传同一份省时间）；
-        progress：tqdm 进度条；callback：交给 sft（返回 True 就提前停下）
+        progress：是否打印进度（见 sft）；callback：交给 sft（返回 True 就提前停下）
     【返回】(model, history)
     """
     model = new_model(name)

@@ -57,7 +57,7 @@ def sft(model, examples, steps=300, batch_size=64, lr=3e-3, seed=0, heldout=None
     【思路】∂loss/∂log π(o_t) = −1/N（N 是这一批解答的字数），交给 dlogits_from_dlogp，再 backward、Adam。
     【参数】model：TinyLM（原地训练）；examples：Example 的列表；steps：更新次数；batch_size：每批几道题；
         lr：Adam 的学习率；seed：选题的随机种子；heldout：留出题（给了就每 eval_every 步记一次贪心准确率）；
-        progress：是否显示 tqdm 进度条；warmup：学习率预热的步数；schedule："constant"（默认，学习率不变）或
+        progress：是否打印进度（一行字，约每十分之一写一次步数，见 rl.loop.TextProgress）；warmup：学习率预热的步数；schedule："constant"（默认，学习率不变）或
         "cosine"（余弦衰减，见 lr_factor）；callback：每步更新以后调用 callback(it, model)，返回 True 就提前停下
         （预训练用它在第 50 步记下参数的指纹，见 pretrained.py）
     【返回】History（列 iteration、loss、greedy；没有评估的行 greedy 是 NaN）
@@ -160,7 +160,7 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
         staleness = k > 0 时用 k 次更新之前的参数采样，每个 token 的损失乘 min(π_old / π_behaviour, tis_cap)。
         参考策略 π_ref 是 RL 开始时的模型（β > 0 时用）。
     【参数】model：TinyLM（原地训练）；examples：训练题；config：RLConfig（或预设名，会经过 tiny_config）；
-        heldout：留出题，每 eval_every 次迭代记一次贪心准确率；progress：tqdm 进度条；ref：参考模型（默认 RL 开始时的副本）
+        heldout：留出题，每 eval_every 次迭代记一次贪心准确率；progress：是否打印进度（一行字，见 rl.loop.TextProgress）；ref：参考模型（默认 RL 开始时的副本）
     【返回】History（列见 RL_COLUMNS；没有评估的行 greedy 是 NaN）；meta["short_batches"]：动态采样凑不满的次数
     【边界】只支持 reward="outcome"、optimizer="adam"（神经网络用 SGD 配玩具的 lr = 2 会发散），其他值报错并说出选项名。
         动态采样 on_short="raise" 时凑不满就报 RuntimeError（和玩具一样）。
@@ -181,5 +181,5 @@ def rl_train(model, examples, config="grpo", heldout=None, eval_every=20, progre
     hist = History(RL_COLUMNS + (["value_loss"] if policy.critic else []),
                    meta={"algorithm": "RL", "config": cfg.to_dict(), "seed": cfg.seed},
                    headers={"greedy": "贪心准确率", "value_loss": "价值损失"})
-    with progress_bar(cfg.iterations, "RL", progress) as bar:
+    with progress_bar(cfg.iterations, "RL", progress, "次迭代") as bar:
         return loop.run(policy, cfg, hist, bar=bar, model=model)

@@ -4,7 +4,7 @@
 # **你将练习**
 # - 实现 GRPO 的**组内标准化优势**：$A_i = \dfrac{r_i - \mathrm{mean}(r)}{\mathrm{std}(r) + \epsilon}$；
 # - 实现**裁剪替代损失** $\ell = -\min\big(\rho A,\ \mathrm{clip}(\rho, 1-\epsilon_\text{low}, 1+\epsilon_\text{high})\, A\big)$，
-#   上下界分开（DAPO 的 clip-higher）；
+#   上下界分开（DAPO 的 clip-higher [S119](../../../../lectures/sources.md#S119)；编号指向仓库里的 `lectures/sources.md`）；
 # - 把你的两个函数换进包里的训练循环 `toyllm.rl.train`，和包里的实现比较；
 # - 用控制面板探索学习率、组大小、$\epsilon$、$\mu$、$\beta$、动态采样……对训练的影响。
 #
@@ -108,7 +108,7 @@ if ok_adv:
 # $$\ell = -\min\Big(\rho A,\ \mathrm{clip}\big(\rho,\ 1-\epsilon_\text{low},\ 1+\epsilon_\text{high}\big) A\Big).$$
 #
 # 好动作（$A>0$）的 $\rho$ 超过 $1+\epsilon_\text{high}$ 以后损失不再下降，坏动作（$A<0$）的 $\rho$ 低于 $1-\epsilon_\text{low}$
-# 以后同理 —— 这一批数据已经推得够远了。DAPO 的 clip-higher 让 $\epsilon_\text{high} = 0.28 > \epsilon_\text{low} = 0.2$。
+# 以后同理 —— 这一批数据已经推得够远了。DAPO 的 clip-higher 让 $\epsilon_\text{high} = 0.28 > \epsilon_\text{low} = 0.2$ [S119](../../../../lectures/sources.md#S119)（出处见仓库里的 `lectures/sources.md`）。
 #
 # **任务 2**：实现 `clipped_surrogate(ratio, adv, eps_low=0.2, eps_high=0.2)`，返回每一步的损失（和 `ratio` 同形状）。
 #
@@ -165,7 +165,9 @@ plt.show()
 #
 # `train(model, config, train_set, heldout, advantage_fn=..., surrogate_fn=...)` 用你的函数代替包里的
 # 优势和替代损失（梯度由引擎从你的损失算出来）。下面用同一个随机种子训练两次：一次用包里的实现，一次用你的，
-# 设置是 GRPO，但学习率 5、每批更新 $\mu=4$ 次、$\epsilon_\text{high}=0.28$，这样裁剪真的会发生。两条曲线应该重合。
+# 设置是 GRPO，但学习率 5、每批更新 $\mu=4$ 次、$\epsilon_\text{high}=0.28$，这样裁剪真的会发生（下一段的表里，学习率 5、$\mu = 4$ 那一行：被裁的是下界）。
+# 下面打印一张表：每 10 次迭代一行，两列是两次训练在留出题上的路径 pass@1。你的函数写对了，两列的数应该一样；
+# 最后一行检查两次训练的 pass@1 处处相差不到 $10^{-6}$。
 
 # %% tags=["train"]
 train_set, heldout = default_problems(0)
@@ -190,20 +192,27 @@ print(f"训练前 {hist_package.meta['start_pass1_exact']:.4f}，训练后"
 print("两次训练的路径 pass@1 处处相差 < 1e-6：", bool(gap < 1e-6))
 
 # %% [markdown]
-# 裁剪什么时候发生？下面用包里的实现，只改每批更新的次数 $\mu$，看裁剪比例（被裁剪的步占多少）。
-# "低"是 $\rho < 1-\epsilon_\text{low}$ 被裁的，"高"是 $\rho > 1+\epsilon_\text{high}$ 被裁的。
+# 裁剪什么时候发生？下面用包里的实现，只改每批更新的次数 $\mu$ 和学习率，看裁剪比例（被裁剪的步占多少，写成百分数）。
+# "下界"是优势为负、$\rho < 1-\epsilon_\text{low}$ 被裁的，"上界"是优势为正、$\rho > 1+\epsilon_\text{high}$ 被裁的。
+# 一步也没有裁剪时写"0（一次也没有）"。
 
 # %% tags=["train"]
-for mu in (1, 4, 8):
-    hist = train(TrainableLLM(1e9),
-                 preset("grpo", iterations=20, batch_problems=16, lr=5.0, mu=mu, eps_high=0.28),
-                 train_set, heldout)
-    print(f"μ = {mu}：平均裁剪比例 低 {np.mean(hist['clip_low']):.4f} / 高"
-          f" {np.mean(hist['clip_high']):.4f}，"
-          f"训练后路径 pass@1 {hist.meta['final_pass1_exact']:.3f}")
+def share(x):
+    """裁剪比例写成百分数；恰好是 0 时写明一次也没有。"""
+    return "0（一次也没有）" if x == 0 else f"{x:.3%}"
+
+
+for lr in (5.0, 30.0):
+    for mu in (1, 4, 8):
+        hist = train(TrainableLLM(1e9),
+                     preset("grpo", iterations=20, batch_problems=16, lr=lr, mu=mu, eps_high=0.28),
+                     train_set, heldout)
+        print(f"学习率 {lr:>4g}，μ = {mu}：平均裁剪比例 下界 {share(np.mean(hist['clip_low']))}，"
+              f"上界 {share(np.mean(hist['clip_high']))}")
 
 # %% [markdown]
-# 看这三行：$\mu = 1$ 那一行的裁剪比例是多少？"低"和"高"两列一样多吗？先记下你看到的，最后的问答会问为什么。
+# 看这六行：$\mu = 1$ 的两行裁剪比例是多少？"下界"和"上界"一样多吗？上界什么时候才不是 0？
+# 先记下你看到的，最后的问答会问为什么。
 #
 # ## 第四部分：控制面板
 #
@@ -212,10 +221,12 @@ for mu in (1, 4, 8):
 # 下拉框「优势和替代损失用」可以在「包里的参考实现」和「你写的函数」之间切换（至少一个函数通过检查后才有这个下拉框；
 # 没有它时，面板运行的是包里的参考实现）。
 #
-# 怎么知道切换了？看图的最上面一行：它写明这张图是谁的函数训练出来的（你写的函数是红字，包里的参考实现是蓝字）。
-# 你的函数写对了，两种实现算出的数就一样，曲线也一模一样 —— 这正说明你写对了，变的只有这行字。
-# 面板输出的第一句也写明正在运行谁的实现。你写的优势函数只算 GRPO 的优势，所以选「你写的函数」而你的优势函数通过了检查时，
-# 「优势」下拉框会变灰，标成"优势（你写的函数代替，此项不用）"；想比较几种优势，要先选「包里的参考实现」。（运行这个单元格以后才会出现面板。）
+# 怎么知道切换了？看图的最上面一行：左边写明这张图是谁的函数训练出来的（你写的函数是红字，包里的参考实现是蓝字），
+# 右边是这次训练的裁剪比例。你的函数写对了，两种实现算出的数就一样，曲线也一模一样 —— 这正说明你写对了，变的只有这行字。
+#
+# 图上面的说明有四行：实现和优势（这次训练用的是哪种优势）、设置、结果、裁剪比例。
+# 你写的优势函数只算 GRPO 的优势，所以选「你写的函数」而你的优势函数通过了检查时，
+# 「优势」下拉框会变灰，标成"优势（此项不用）"；想比较几种优势，要先选「包里的参考实现」。（运行这个单元格以后才会出现面板。）
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -253,11 +264,16 @@ grpo_dashboard(advantage_fn=mine["advantage_fn"], surrogate_fn=mine["surrogate_f
 #   留一法（RLOO）比"减组平均"大 $G/(G-1)$ 倍。
 # - 裁剪替代损失在 $\rho$ 离开 $[1-\epsilon_\text{low}, 1+\epsilon_\text{high}]$、又对目标有利时把梯度截成 0；
 #   clip-higher 把上界单独放宽（$\epsilon_\text{high} > \epsilon_\text{low}$）。
-# - 同一个循环，换掉优势和损失两个小函数，就能从 REINFORCE 走到 GRPO、DAPO。
+# - 同一个循环，换掉优势和损失两个小函数，就能从 REINFORCE 走到 GRPO。DAPO 在 GRPO 上加了几个技巧 [S119](../../../../lectures/sources.md#S119)：
+#   包里的 `dapo` 预设改了 $\epsilon_\text{high}$、动态采样、按步聚合和 $\mu$ 等选项（`rl.diff_presets("grpo", "dapo")` 列出全部；编号指向仓库里的 `lectures/sources.md`）。
 #
 # ## 试一试
 #
 # 1. 在面板里先把「优势和替代损失用」选成「包里的参考实现」（选「你写的函数」时「优势」下拉框不起作用），再把「优势」
 #    从 GRPO 换成"无基线（REINFORCE）"，其他不变：pass@1 涨得更快还是更慢？熵呢？
-# 2. 把 $\mu$ 调到 4，再把 $\epsilon_\text{high}$ 从 0.2 调到 0.28（clip-higher）：熵下降得慢一些吗？
+# 2. clip-higher 什么时候起作用？先保持 $\mu = 1$，把「ε_high」从 0.2 调到 0.28（clip-higher）：图变了吗？看说明的最后一行。
+#    再把「每批更新次数 μ」调到 4，在 0.2 和 0.28 之间来回切换：还是一样吗？最后把「学习率」调到 30（$\mu$ 仍是 4），
+#    再切换一次：这次熵的曲线变了，上界的裁剪比例也不再是 0。$\epsilon_\text{high}$ 只改被上界裁剪的那些步，
+#    这个比例是 0 时调它什么也不改变。熵是高了还是低了，只是"这一次训练"：换个「随机种子」可能就反过来，
+#    讲义 8.2 节用多个种子配对比较才下判断。
 # 3. 打开「动态采样」并把模型调大到 1e11（大部分组全对）：和不打开相比，每次迭代多采样了多少份？

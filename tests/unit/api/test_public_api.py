@@ -352,6 +352,8 @@ CASES = [
          {"answers": "answers", "truth": "answer", "error_rate": "number"}),
     Case("estimators.estimate_mean", lambda: dict(values=[0.1, 0.5]), {"values": "array", "level": "number"}),
     Case("estimators.verdict", lambda: dict(diff=0.1, stderr=0.01), {"diff": "number", "stderr": "nonneg", "z": "nonneg"}),
+    Case("estimators.t_critical", lambda: dict(df=4), {"df": "count"}),
+    Case("estimators.seed_verdict", lambda: dict(a=[0.1, 0.2, 0.3]), {"a": "array"}),
     Case("estimators.make_estimate", lambda: dict(value=0.5, stderr=0.1, n=10),
          {"value": "number", "stderr": "stderr", "n": "count", "level": "number"}),
     Case("estimators.sampling_stderr", lambda: dict(correct=np.array([[1, 0], [1, 1]])), {"correct": "array"}),

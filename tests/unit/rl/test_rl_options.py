@@ -68,7 +68,8 @@ def test_every_aggregation_name_computes_what_its_system_computes():
     # issue 24 第 6(a) 点：有全空的行时 verl 的 seq-mean-token-mean 和 TRL 的 grpo 差一个因子 B / B'
     assert (losses.aggregate_loss(l, m, "seq-mean-token-mean")
             == pytest.approx(6 / 5 * losses.aggregate_loss(l, m, "grpo"), rel=1e-12))
-    # issue 15 第 3 点：constant = TRL dr_grpo；verl seq-mean-token-sum-norm 是它的 B 倍（L_max 相同时）
+    # issue 15 第 3 点：constant = TRL dr_grpo；一个 micro-batch、一张卡时 verl seq-mean-token-sum-norm 是它的 B 倍
+    # （L_max 相同时；多个 micro-batch、多张卡时是 m · L_max / L 倍，讲义 8.7 节，issue 40）
     assert (losses.aggregate_loss(l, m, "seq-mean-token-sum-norm")
             == pytest.approx(m.shape[0] * losses.aggregate_loss(l, m, "constant"), rel=1e-12))
 

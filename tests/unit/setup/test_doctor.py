@@ -42,10 +42,10 @@ def test_doctor_command_passes_in_the_test_environment():
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr
     assert "✗" not in out and "Traceback" not in proc.stderr and "Warning" not in proc.stderr
-    for word in ("Python", "numpy", "matplotlib", "jupyterlab", "ipywidgets", "ipykernel", "pytest", "nbval",
-                 "hypothesis", "notebook 内核能导入 toyllm", "ipywidgets 与 JupyterLab 扩展", "画图的中文字体"):
+    for word in ("Python", "numpy", "matplotlib", "jupyterlab", "ipywidgets", "ipykernel", "跑测试用的包",
+                 "notebook 内核能导入 toyllm", "ipywidgets 与 JupyterLab 扩展", "画图的中文字体"):
         assert f"✓ [必需] {word}" in out or f"✓ [可选] {word}" in out, (word, out)
-    assert "[可选] pytest" in out and "[必需] numpy" in out
+    assert "[可选] 跑测试用的包：pytest、nbval" in out and "[必需] numpy" in out
     assert out.strip().splitlines()[-1].startswith("结论：必需的")
 
 
@@ -136,7 +136,7 @@ def fake_version(missing=(), versions=None):
 def test_missing_required_package_makes_doctor_fail(monkeypatch, capsys):
     monkeypatch.setattr(importlib.metadata, "version", fake_version(missing={"numpy"}))
     monkeypatch.setattr(doctor, "CHECKS", [check_python] + [c for c in CHECKS if c.__name__ in
-                                                            ("check_numpy", "check_matplotlib", "check_pytest")])
+                                                            ("check_numpy", "check_matplotlib", "check_test_packages")])
     assert doctor.main(None) == 1
     out = capsys.readouterr().out
     assert "✗ [必需] numpy：没有安装" in out and "✓ [必需] matplotlib" in out
@@ -146,10 +146,24 @@ def test_missing_required_package_makes_doctor_fail(monkeypatch, capsys):
 
 def test_missing_optional_package_does_not_fail(monkeypatch, capsys):
     monkeypatch.setattr(importlib.metadata, "version", fake_version(missing={"nbval"}))
-    monkeypatch.setattr(doctor, "CHECKS", [c for c in CHECKS if c.__name__ in ("check_numpy", "check_nbval")])
+    monkeypatch.setattr(doctor, "CHECKS", [c for c in CHECKS if c.__name__ in ("check_numpy", "check_test_packages")])
     assert doctor.main(None) == 0
     out = capsys.readouterr().out
-    assert "✗ [可选] nbval：没有安装" in out and "怎么办" in out and "1 项可选的没通过" in out
+    assert "✗ [可选] 跑测试用的包：没装 nbval" in out and "怎么办" in out and "1 项可选的没通过" in out
+
+
+def test_test_packages_a_make_lab_student_lacks_are_one_optional_line(monkeypatch):
+    """make lab 只装 .[notebook]：没有 pytest、nbval、hypothesis、playwright 时是一行 ✗ [可选]，不是四行（issue 40）。"""
+    lacking = {"pytest", "nbval", "hypothesis", "playwright"}
+    monkeypatch.setattr(importlib.metadata, "version", fake_version(missing=lacking, versions={"pyyaml": "5.4"}))
+    monkeypatch.setattr(doctor, "_in_conda", lambda: False)
+    report = run_checks([c for c in CHECKS if c.__name__.startswith("check_") and c not in
+                         (check_kernel, check_blas, check_font, check_widgets, doctor.check_isolation)])
+    failed = [r for r in report if not r.ok]
+    assert report.ok and len(failed) == 1 and not failed[0].required
+    assert failed[0].detail.startswith("没装 pytest、nbval、hypothesis、playwright；pyyaml 5.4 版本不对")
+    assert "make test" in failed[0].hint and ".[dev]" in failed[0].hint
+    assert not any(r.name in lacking for r in report)
 
 
 def test_missing_test_package_points_to_make_test_not_make_lab(monkeypatch):
@@ -178,6 +192,7 @@ def test_every_package_passes_here():
     for p in PACKAGES:
         r = check_package(p)
         assert r.ok and r.required == p.required, r
+    assert doctor.check_test_packages().ok
 
 
 def test_python_version():
@@ -363,11 +378,36 @@ def test_blas_check_names_the_kernel_and_how_to_pin_it(monkeypatch):
     import toyllm.blas as blas
 
     monkeypatch.setattr(blas, "is_x86_64", lambda: True)
+    monkeypatch.setattr(doctor, "_in_kernel", lambda: True)              # 在 notebook 里：看自己这个进程
     monkeypatch.setattr(blas, "blas_kernel", lambda: {"库": "openblas", "内核": "SkylakeX", "版本": "0.3.31"})
     r = check_blas()
-    assert not r.ok and not r.required and "SkylakeX" in r.detail and "OPENBLAS_CORETYPE=Haswell" in r.hint
+    assert not r.ok and not r.required and "这个内核" in r.detail and "SkylakeX" in r.detail
+    assert "make lab" in r.hint and "--env OPENBLAS_CORETYPE Haswell" in r.hint
     monkeypatch.setattr(blas, "blas_kernel", lambda: {"库": "openblas", "内核": "Haswell", "版本": "0.3.31"})
     assert check_blas().ok
+
+
+def test_blas_check_from_a_terminal_asks_the_notebook_kernel(monkeypatch):
+    """
+    在终端里运行 doctor 时，看的是 notebook 的内核（issue 40）：它的解释器，带着 kernel.json 的 env，
+    不是 doctor 自己这个进程。make lab 以后终端里没有 OPENBLAS_CORETYPE，kernel.json 里有：要通过。
+    """
+    import toyllm.blas as blas
+
+    if not blas.is_x86_64():
+        pytest.skip("OPENBLAS_CORETYPE 只在 x86-64 上有用")
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    monkeypatch.setattr(doctor, "_in_kernel", lambda: False)
+    monkeypatch.setattr(doctor, "_kernel_command", lambda: ([sys.executable], "/k", {"OPENBLAS_CORETYPE": "Haswell"}))
+    r = check_blas()
+    assert r.ok and "内核 python3" in r.detail and "Haswell" in r.detail, r
+    # kernel.json 的 env 真的传给了内核：换一个内核名字，问出来的就是它（doctor 自己的进程不受影响）
+    monkeypatch.setattr(doctor, "_kernel_command", lambda: ([sys.executable], "/k", {"OPENBLAS_CORETYPE": "Sandybridge"}))
+    r = check_blas()
+    assert not r.ok and "Sandybridge" in r.detail and "kernel.json" in r.hint
+    monkeypatch.setattr(doctor, "_kernel_command", lambda: ([str(Path("/no/such/python"))], "/k", {}))
+    r = check_blas()
+    assert not r.ok and not r.required and "查不到内核的 BLAS" in r.detail
 
 
 def test_pin_blas_kernel_keeps_a_value_already_set(monkeypatch):
@@ -387,3 +427,7 @@ def test_makefile_pins_the_same_kernel_as_the_package():
 
     text = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert f"export OPENBLAS_CORETYPE ?= {blas.BLAS_CORETYPE}" in text
+    # make lab 把它写进内核的 kernel.json（doctor 读的就是这份），名字和 doctor 查的内核相同
+    lab = text.split("\nlab:", 1)[1].split("\n\n", 1)[0]
+    assert (f"-m ipykernel install --sys-prefix --name {doctor.KERNEL_NAME} --env OPENBLAS_CORETYPE $(OPENBLAS_CORETYPE)"
+            in lab), lab

@@ -213,6 +213,7 @@ def test_grpo_dashboard_set_values():
     assert "5 次迭代" in dash.text and "G = 8" in dash.text and dash.png[:4] == b"\x89PNG"
     assert dash.runs == 1 and dash.error == "" and "包里的参考实现" in dash.ui.children[0].value
     assert not dash.controls["advantage"].disabled
+    assert dash.controls["lr"].max >= 30.0                   # 作业三试一试 2 要把学习率调到 30（上界才裁得到）
 
     dash.controls["group_size"].value = 4                     # 改动后自动重算（interactive_output）
     assert dash.runs == 2 and "G = 4" in dash.text
@@ -317,3 +318,81 @@ def test_missing_ipywidgets_gives_a_clear_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "ipywidgets", None)          # 让 import ipywidgets 失败
     with pytest.raises(ImportError, match="控制面板需要 ipywidgets"):
         grpo_dashboard(iters=5)
+
+
+# =============================================================================
+# 作业三的面板：说明写明优势和裁剪比例；图里的字不互相压住；试一试 2 的设置（#40）
+# =============================================================================
+def _columns(line):
+    """一行字占几列（汉字算 2 列，和 tools/wrap_code_lines.py 一样）。"""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+
+
+def test_grpo_summary_names_the_advantage_and_fits_in_short_lines():
+    """
+    说明的第一行写明用的是哪种优势（试一试 1 比较的就是它）；每一行不超过 100 列（汉字算 2 列）：
+    1280 像素宽、开着文件浏览器的 JupyterLab 里一行放得下，浏览器不会在一个词的中间折行（tests/e2e/test_browser.py 量过）。
+    """
+    hist, _ = run_grpo_dashboard_logic(iters=2, advantage="rloo")
+    lines = hist.meta["text"].split("\n")
+    assert lines[0] == "实现：用包里的参考实现（toyllm.rl）。优势：留一法（RLOO）"
+    assert lines[-2:] == ["裁剪：ε_low / ε_high = 0.2 / 0.2；被裁剪的步 下界 0（一次也没有），上界 0（一次也没有）",
+                          "μ = 1：ρ 恒为 1，裁剪不会发生"]
+    hist, _ = run_grpo_dashboard_logic(iters=2, advantage_fn=_adv, surrogate_fn=_surr)
+    assert hist.meta["text"].split("\n")[0].endswith("。优势：你写的优势函数（GRPO 的组内标准化）")
+    widest = dict(iters=200, group_size=32, lr=12.5, mu=8, eps_low=0.22, eps_high=0.28, beta=0.05,
+                  dynamic_sampling=True, size=10 ** 11.75, temperature=1.5, seed=20)
+    for kw in ({}, {"advantage_fn": _adv, "surrogate_fn": _surr}):
+        hist, _ = run_grpo_dashboard_logic(**dict(widest, iters=2), **kw)
+        text = hist.meta["text"].replace("2 次迭代", "200 次迭代").replace("共采样 ", "共采样 0000")
+        assert max(_columns(line) for line in text.split("\n")) <= 100, text
+
+
+def _surr(ratio, a, lo, hi):
+    return -np.minimum(ratio * a, np.clip(ratio, 1 - lo, 1 + hi) * a)
+
+
+def test_grpo_clip_fractions_are_reported_for_a_student_surrogate_too():
+    """你写的替代损失只返回损失：面板按裁剪的定义补上被裁剪的步，裁剪比例和包里的实现一样（不是一直写 0）。"""
+    h0, _ = run_grpo_dashboard_logic(iters=5, lr=30.0, mu=4)
+    h1, _ = run_grpo_dashboard_logic(iters=5, lr=30.0, mu=4, surrogate_fn=_surr)
+    assert np.mean(h0["clip_high"]) > 0 and np.mean(h0["clip_low"]) > 0
+    assert h1["clip_high"] == pytest.approx(h0["clip_high"]) and h1["clip_low"] == pytest.approx(h0["clip_low"])
+    assert h1.meta["text"].split("\n")[-1] == h0.meta["text"].split("\n")[-1]
+    assert "上界 0（一次也没有）" not in h0.meta["text"]
+
+
+def test_grpo_figure_text_does_not_overlap():
+    """第三张图纵轴上很长的情境名不压到熵的图上；右上角的裁剪比例不压到左上角的总标题上。"""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    _, fig = run_grpo_dashboard_logic(iters=2, advantage_fn=_adv, surrogate_fn=_surr)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    _, entropy, bars = fig.axes
+    labels = [t.get_window_extent(renderer) for t in bars.get_yticklabels() if t.get_text()]
+    assert labels and min(b.x0 for b in labels) > entropy.get_window_extent(renderer).x1 + 10
+    (clip,) = [t for t in fig.texts if t.get_gid() == "clip"]
+    assert clip.get_text() == "裁剪比例：下界 0（一次也没有），上界 0（一次也没有）"
+    assert fig._suptitle.get_window_extent(renderer).x1 + 20 < clip.get_window_extent(renderer).x0
+    assert clip.get_window_extent(renderer).x1 <= fig.bbox.x1
+
+
+def test_try_it_2_eps_high_changes_training_only_when_the_upper_clip_binds():
+    """
+    作业三试一试 2 的三步（面板默认的 1B 模型、种子 0）：μ = 1，和 μ = 4、学习率 2 时上界一步也没裁，
+    ε_high 从 0.2 换成 0.28，训练和图逐位相同；学习率 30、μ = 4 时上界裁到了，两条熵曲线看得出不同。
+    学习率 30 在面板的滑块范围里（以前最大 8；test_grpo_dashboard_set_values 检查）。
+    """
+    def run(**kw):
+        return [run_grpo_dashboard_logic(eps_high=eh, **kw) for eh in (0.2, 0.28)]
+
+    for mu in (1, 4):
+        (a, fa), (b, fb) = run(mu=mu)
+        assert np.mean(a["clip_high"]) == 0 and a["entropy"] == b["entropy"] and a["pass1_exact"] == b["pass1_exact"]
+    assert figure_png(fa) == figure_png(fb)                          # μ = 4：图逐个像素相同，说明写明了为什么
+    assert a.meta["text"].endswith("上界一次也没有裁剪：把 ε_high 调大，这次训练一模一样")
+    (a, _), (b, _) = run(mu=4, lr=30.0)
+    assert np.mean(a["clip_high"]) > 0 and np.mean(b["clip_high"]) > 0
+    assert np.max(np.abs(np.subtract(a["entropy"], b["entropy"]))) > 0.05
