@@ -130,6 +130,9 @@ for ds in ([0.05, 0.04, 0.06, 0.05, 0.03], [0.09, 0.01, 0.02, 0.08, 0.005]):
 # 从 `tl.pretrained()`（base，约 10 万个参数）开始，按一个固定的配方做 GRPO。下一格打印这个配方：
 # `tiny_config` 的参数（其余用默认值：Adam、每次 16 道 RL 训练题、每题 8 份样本）、迭代次数、RL 训练题和评估题。
 # 脚本用第 1 节最后一行打印的每个种子各训练一次。
+#
+# 配方是 `tools/network_sweep.py` 挑的：它在**另一批**调参题、另几个种子上，试了迭代次数、学习率和训练题的组成。
+# 评估题在搜索之前就定下了（2 步的新题），搜索时一次也没用过，所以这里量到的涨幅不是调出来的那个。
 
 # %%
 print("配方：", json.dumps({k: recipe[k] for k in ("preset", "overrides", "iterations")}, ensure_ascii=False))
@@ -197,7 +200,7 @@ plt.show()
 g = net["grpo"]
 Table(["种子", "训练前 pass@1", "训练后 pass@1", "差", "训练后贪心", "训练用时（CPU 秒）"],
       [[x["seed"], f"{x['base']:.4f}", f"{x['rl']:.4f}", f"{x['rl'] - x['base']:+.4f}", f"{x['greedy_rl']:.3f}",
-        x["seconds"]] for x in g["runs"]])
+        f"{x['seconds']:.1f}"] for x in g["runs"]])
 
 # %%
 print(seeds_line("采样 pass@1，训练后 − 训练前", g))
@@ -213,7 +216,7 @@ assert seed_verdict([x["rl"] for x in g["runs"]], [x["base"] for x in g["runs"]]
 # $q_i$ 的平均，看的是整个分布。RL 按采样的奖励调整分布，它提高的是平均的 $q_i$，不管最高点落在哪里。
 #
 # 下表按训练前的贪心结果把评估题分成两组，列出每组的 $\hat q_i$（64 份样本里答对的比例）在训练前后的平均，
-# 以及贪心"由对变错"和"由错变对"的题数。看"由对变错"那几道题：它们训练前的 $\hat q_i$ 多半就在 0.5 附近，
+# 以及贪心"由对变错"和"由错变对"的题数。看"由对变错"那几道题：它们训练前的 $\hat q_i$ 比"贪心对的题"的平均低得多。
 # 最高点是对的路，但对的路和错的路概率接近；训练把分布挪动一点，最高点就可能换到错的路上。
 
 # %%
@@ -397,7 +400,7 @@ lecture = Path("../lectures/lecture06_scaling_rl.md").read_text(encoding="utf-8"
 block = lecture.split("<!-- generated:network -->\n")[1].split("<!-- /generated:network -->")[0]
 cells = [[re.sub(r"\[(S\d+)\]\([^)]*\)", r"\1", c.strip()) for c in line.strip("| ").split(" | ")]
          for line in block.splitlines() if line.startswith("| ") and not line.startswith("| 说法")]
-display(Table(["说法", "网络上量到的差", "网络", "玩具"], cells))
+display(Table(["说法", "网络：差 ± 标准误", "网络", "玩具"], cells))
 
 # %% [markdown]
 # ## 小结
