@@ -79,7 +79,8 @@ def label(ax, xlabel, ylabel, title=None):
 # %%
 mans = {name: tl.manifest(name) for name in tl.PRETRAINED}
 Table(["网络", "d", "参数个数", "学习率", "留出题贪心准确率", "最后的训练损失"],
-      [[name, m["config"]["d"], m["n_params"], f"{m['lr']:g}", m["heldout"]["greedy"], m["final_loss"]]
+      [[name, m["config"]["d"], m["n_params"], f"{m['lr']:g}", m["heldout"]["greedy"],
+        m["final_loss"]]
        for name, m in mans.items()], digits=4)
 
 # %% [markdown]
@@ -135,12 +136,15 @@ for ds in ([0.05, 0.04, 0.06, 0.05, 0.03], [0.09, 0.01, 0.02, 0.08, 0.005]):
 # 评估题在搜索之前就定下了（2 步的新题），搜索时一次也没用过，所以这里量到的涨幅不是调出来的那个。
 
 # %%
-print("配方：", json.dumps({k: recipe[k] for k in ("preset", "overrides", "iterations")}, ensure_ascii=False))
+print("配方：",
+      json.dumps({k: recipe[k] for k in ("preset", "overrides", "iterations")}, ensure_ascii=False))
+full = tl.tiny_config(recipe["preset"], **recipe["overrides"])
 print("tiny_config 展开后的学习率和每次的题数：",
-      {k: getattr(tl.tiny_config(recipe["preset"], **recipe["overrides"]), k) for k in ("lr", "batch_problems",
-                                                                                      "group_size")})
+      {k: getattr(full, k) for k in ("lr", "batch_problems", "group_size")})
 print("RL 训练题：", recipe["rl_train"], f"，用了 {net['grpo']['train_count']} 道")
-print("评估题：", recipe["eval"], f"，每题采样 {recipe['n']} 份")
+print("评估题：", {k: v for k, v in recipe["eval"].items() if k != "exclude"},
+      f"，每题采样 {recipe['n']} 份")
+print(f"  （另外去掉 {len(recipe['eval'].get('exclude', []))} 组搜索配方时候选过的训练题）")
 
 # %% [markdown]
 # 完整训练一次的用时在后面的表里（CPU 秒）。这里只现场重跑种子 0 的前几次迭代（下一格的 `prefix`），然后核对：每次迭代的奖励和熵，
@@ -153,11 +157,12 @@ print("评估题：", recipe["eval"], f"，每题采样 {recipe['n']} 份")
 # NBVAL_IGNORE_OUTPUT
 name = "base"
 prefix = recipe["prefix"]
-config = tl.tiny_config(recipe["preset"], **recipe["overrides"], seed=setup["seeds"][0], iterations=prefix)
+config = tl.tiny_config(recipe["preset"], **recipe["overrides"], seed=setup["seeds"][0],
+                        iterations=prefix)
 s = recipe["rl_train"]
-rl_train_set = [tl.problem_example(p) for p in make_problem_set(random.Random(s["seed"]), s["count"],
-                                                                  s["min_steps"], s["max_steps"])]
-if net["grpo"]["train_kept"] is not None:          # 配方只用基座"半会"的题：脚本筛过，记下了留下哪几道
+problems = make_problem_set(random.Random(s["seed"]), s["count"], s["min_steps"], s["max_steps"])
+rl_train_set = [tl.problem_example(p) for p in problems]
+if net["grpo"]["train_kept"] is not None:   # 配方只用基座"半会"的题：脚本筛过，记下了留下哪几道
     rl_train_set = [rl_train_set[i] for i in net["grpo"]["train_kept"]]
 model = tl.pretrained(name)
 start = time.perf_counter()
@@ -170,7 +175,8 @@ print(f"{name}，GRPO 前 {config.iterations} 次迭代：这台机器上 {time.
 
 # %%
 recorded = net["grpo"]["history_seed0"]
-same = (name == "base" and config == tl.tiny_config(recipe["preset"], **recipe["overrides"], seed=setup["seeds"][0],
+same = (name == "base" and config == tl.tiny_config(recipe["preset"], **recipe["overrides"],
+                                                    seed=setup["seeds"][0],
                                                      iterations=config.iterations))
 done = len(hist["reward"])
 if same:
@@ -178,11 +184,13 @@ if same:
     assert list(hist["entropy"]) == recorded["entropy"][:done], "熵和 numbers.json 记下的不一致"
     print(f"和 numbers.json 逐位一致：前 {done} 次迭代的奖励和熵")
 else:
-    print(f"设置和记录的不同（{name}，{config.iterations} 次迭代）：不核对；灰线仍是记录的 base 那次训练")
+    print(f"设置和记录的不同（{name}，{config.iterations} 次迭代）：不核对；灰线仍是记录的 base"
+          " 那次训练")
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
 names = ("这一批的奖励（采样 pass@1）", "熵（nats / token）")
 for ax, col, title in zip(axes, ("reward", "entropy"), names):
-    ax.plot(np.arange(1, len(recorded[col]) + 1), recorded[col], color="0.6", lw=1, label="记录：base，种子 0")
+    ax.plot(np.arange(1, len(recorded[col]) + 1), recorded[col], color="0.6", lw=1,
+            label="记录：base，种子 0")
     ax.plot(hist["iteration"], hist[col], "o", ms=3, label=f"现场：{name}")
     label(ax, "迭代次数", title)
 fig.suptitle("GRPO，从预训练的网络开始")
@@ -199,7 +207,8 @@ plt.show()
 # %%
 g = net["grpo"]
 Table(["种子", "训练前 pass@1", "训练后 pass@1", "差", "训练后贪心", "训练用时（CPU 秒）"],
-      [[x["seed"], f"{x['base']:.4f}", f"{x['rl']:.4f}", f"{x['rl'] - x['base']:+.4f}", f"{x['greedy_rl']:.3f}",
+      [[x["seed"], f"{x['base']:.4f}", f"{x['rl']:.4f}", f"{x['rl'] - x['base']:+.4f}",
+        f"{x['greedy_rl']:.3f}",
         f"{x['seconds']:.1f}"] for x in g["runs"]])
 
 # %%
@@ -209,21 +218,24 @@ print(seeds_line("贪心准确率，训练后 − 训练前", g["greedy"]))
 first = g["runs"][0]
 print(f"附加信息：种子 {first['seed']} 这一次训练，评估题之间的配对标准误 {first['eval_se']:.4f}"
       "（只是评估的采样误差，不是训练的不确定性）")
-assert seed_verdict([x["rl"] for x in g["runs"]], [x["base"] for x in g["runs"]])["verdict"] == g["verdict"]
+assert seed_verdict([x["rl"] for x in g["runs"]],
+                    [x["base"] for x in g["runs"]])["verdict"] == g["verdict"]
 
 # %% [markdown]
 # **贪心降了，采样却升了，为什么？** 贪心解码每一步取概率最大的字，只看分布的"最高点"；采样 pass@1 是"答对的概率"
 # $q_i$ 的平均，看的是整个分布。RL 按采样的奖励调整分布，它提高的是平均的 $q_i$，不管最高点落在哪里。
 #
-# 下表按训练前的贪心结果把评估题分成两组，列出每组的 $\hat q_i$（64 份样本里答对的比例）在训练前后的平均，
-# 以及贪心"由对变错"和"由错变对"的题数。看"由对变错"那几道题：它们训练前的 $\hat q_i$ 比"贪心对的题"的平均低得多。
+# 下表按训练前的贪心结果把评估题分成两组，列出每组的 $\hat q_i$（64 份样本里答对的比例）在训练前后的平均（前 → 后），
+# 以及贪心"由对变错"和"由错变对"的题数；"它们的 q̂"是由对变错的那几道题的 $\hat q_i$。
+# 看"由对变错"那几道题：它们训练前的 $\hat q_i$ 比"贪心对的题"的平均低得多。
 # 最高点是对的路，但对的路和错的路概率接近；训练把分布挪动一点，最高点就可能换到错的路上。
 
 # %%
-Table(["种子", "贪心对的题：q̂ 前 → 后", "贪心错的题：q̂ 前 → 后", "贪心由对变错（题）", "它们的 q̂ 前 → 后",
-       "贪心由错变对（题）"],
-      [[x["seed"], f"{x['q_kept'][0]:.3f} → {x['q_kept'][1]:.3f}", f"{x['q_wrong'][0]:.3f} → {x['q_wrong'][1]:.3f}",
-        x["lost"], "" if x["q_lost"] is None else f"{x['q_lost'][0]:.3f} → {x['q_lost'][1]:.3f}", x["gained"]]
+Table(["种子", "贪心对的题的 q̂", "贪心错的题的 q̂", "由对变错", "它们的 q̂", "由错变对"],
+      [[x["seed"], f"{x['q_kept'][0]:.3f} → {x['q_kept'][1]:.3f}",
+        f"{x['q_wrong'][0]:.3f} → {x['q_wrong'][1]:.3f}",
+        x["lost"], "" if x["q_lost"] is None else f"{x['q_lost'][0]:.3f} → {x['q_lost'][1]:.3f}",
+        x["gained"]]
        for x in g["runs"]])
 
 # %% [markdown]
@@ -281,7 +293,8 @@ plt.show()
 pk = net["passk"]
 by_k = {r["k"]: r for r in pk["rows"]}
 Table(["k", "基座", "GRPO 之后", "基座 − GRPO", "种子之间的标准误", "t", "判定"],
-      [[k, f"{by_k[k]['base']:.4f}", f"{by_k[k]['rl']:.4f}", f"{by_k[k]['diff']:+.4f}", f"{by_k[k]['se']:.4f}",
+      [[k, f"{by_k[k]['base']:.4f}", f"{by_k[k]['rl']:.4f}", f"{by_k[k]['diff']:+.4f}",
+        f"{by_k[k]['se']:.4f}",
         f"{by_k[k]['t']:+.1f}", by_k[k]["verdict"]] for k in (1, 2, 4, 8, 16, 32, 64) if k in by_k])
 
 # %% [markdown]
@@ -299,7 +312,8 @@ axes[0].plot(k_all, [r["base"] for r in pk["rows"]], label="基座（预训练�
 axes[0].plot(k_all, [r["rl"] for r in pk["rows"]], label=f"GRPO 之后（{n_seeds} 个种子平均）")
 d = np.array([r["diff"] for r in pk["rows"]])
 band = pk["critical"] * np.array([r["se"] for r in pk["rows"]])
-axes[1].fill_between(k_all, d - band, d + band, alpha=0.3, label=f"±{pk['critical']} 个种子之间的标准误")
+axes[1].fill_between(k_all, d - band, d + band, alpha=0.3,
+                     label=f"±{pk['critical']} 个种子之间的标准误")
 axes[1].plot(k_all, d, label="基座 − GRPO")
 axes[1].axhline(0, color="0.4", lw=1)
 for ax, title in zip(axes, ("pass@k", "差")):
@@ -325,7 +339,8 @@ plt.show()
 ch = net["clip_higher"]
 Table(["设置", "熵（最后 20 次迭代）", "每个种子", "上界裁剪比例（平均）", "单次迭代最多"],
       [[f"μ = {setup['clip']['mu']}，ε_high = {r['eps_high']:g}", pm(r, "entropy_last"),
-        " ".join(f"{x:.3f}" for x in r["by_seed"]), f"{r['clip_high']:.2%}", f"{r['clip_high_max']:.2%}"]
+        " ".join(f"{x:.3f}" for x in r["by_seed"]), f"{r['clip_high']:.2%}",
+        f"{r['clip_high_max']:.2%}"]
        for r in ch["rows"]])
 
 # %% [markdown]
@@ -384,7 +399,8 @@ Table(["聚合", "全部解答的平均长度", "错的解答的平均长度", "
           r["pass1"]] for r in le["rows"]], digits=4)
 
 # %%
-print(seeds_line("错的解答的长度变化之差（seq-mean-token-mean − seq-mean-token-sum）", le))
+print("错的解答的长度变化之差（seq-mean-token-mean − seq-mean-token-sum）：")
+print(seeds_line("  差", le))
 
 # %% [markdown]
 # ## 8. 玩具和网络，一张表
