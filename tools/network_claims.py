@@ -546,7 +546,7 @@ def render_network(numbers):
     crit = g["critical"]
     lines = [
         f"网络：仓库带的预训练网络（`toyllm.tinylm.pretrained`）。{size_lr_text()}（清单 `tl.manifest(name)[\"lr\"]`），"
-        "其余的训练配方相同；所以说法 1 比较的是\"宽度加上各自的学习率\"。",
+        "其余的训练配方相同；所以说法 1 比较的是\"宽度加上各自的学习率\"。说法 2–6 的 RL 都从 base 开始。",
         "",
         f"判定有两条规则。说法 1 比较三个固定的网络：同一批新题上相邻两个网络配对的差超过 3 个标准误（题之间）为\"成立\"，"
         f"反方向超过 3 个标准误为\"不成立\"，否则\"这个大小上分不出\"（`toyllm.estimators.verdict`）。",
