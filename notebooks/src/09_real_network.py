@@ -215,6 +215,8 @@ Table(["种子", "训练前 pass@1", "训练后 pass@1", "差", "训练后贪心
 print(seeds_line("采样 pass@1，训练后 − 训练前", g))
 print(f"训练前的贪心准确率 {g['greedy_base']:.3f}（贪心解码没有随机性，每个种子都一样）")
 print(seeds_line("贪心准确率，训练后 − 训练前", g["greedy"]))
+print("  即：按种子判定，贪心准确率"
+      + {"成立": "上升", "不成立": "下降"}.get(g["greedy"]["verdict"], "分不出升降"))
 first = g["runs"][0]
 print(f"附加信息：种子 {first['seed']} 这一次训练，评估题之间的配对标准误 {first['eval_se']:.4f}"
       "（只是评估的采样误差，不是训练的不确定性）")
