@@ -470,7 +470,8 @@ for name, temp in (("贪心准确率", 0.0), ("采样准确率", 1.0)):
     before_ok = right(cot_sft_model, cot_heldout, temp)
     after_ok = right(cot_model, cot_heldout, temp)
     d = estimate_mean(after_ok - before_ok, bounds=None)     # 同一批题：配对的标准误
-    print(f"这一次训练前后，留出题（400 道）{name}：{before_ok.mean():.3f} → {after_ok.mean():.3f}，")
+    print(f"这一次训练前后，留出题（400 道）{name}：",
+          f"{before_ok.mean():.3f} → {after_ok.mean():.3f}，", sep="")
     print(f"  差 {d.value:+.3f} ± {d.stderr:.3f}（评估的标准误）"
           f"→ 两个模型的差：{verdict(d.value, d.stderr)}")
 
